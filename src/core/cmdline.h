@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Boot parameters.  Each layer declares its own with core_param() or
+ * kmem_param(); the declarations are gathered in one linker section, so the
+ * parser knows every parameter without a central table (kernel: __setup,
+ * module_param).
+ */
+#ifndef KMEM_CMDLINE_H
+#define KMEM_CMDLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum kparam_type {
+	KPARAM_bool,	/* bool: 1/0, y/n, on/off; bare name means true */
+	KPARAM_int,
+	KPARAM_uint,
+	KPARAM_ulong,
+	KPARAM_size,	/* unsigned long with K/M/G/T suffix (memparse) */
+	KPARAM_charp,	/* string copied into a char[KPARAM_STR_MAX] */
+	KPARAM_custom,	/* parsed by ->set */
+};
+
+#define KPARAM_STR_MAX 256
+
+struct kernel_param {
+	const char *name;
+	enum kparam_type type;
+	void *arg;
+	int (*set)(const char *val, const struct kernel_param *kp);
+	const char *help;
+} __attribute__((aligned(8)));
+
+#define __KPARAM_ID2(a, b) a##b
+#define __KPARAM_ID(a, b) __KPARAM_ID2(a, b)
+
+/* Parameter named @str ("page_alloc.tail_placement") stored in @var. */
+#define kmem_param(str, var, ptype, helptext)					\
+	static const struct kernel_param __KPARAM_ID(__kparam_, __LINE__)	\
+	__attribute__((used, section("kmem_param"), aligned(__alignof__(struct kernel_param)))) = {			\
+		.name = str, .type = KPARAM_##ptype, .arg = &(var), .help = helptext }
+
+/* Pasted here, not via kmem_param(): "bool" must not expand before the ## */
+#define core_param(pname, var, ptype, helptext)				\
+	static const struct kernel_param __KPARAM_ID(__kparam_, __LINE__)	\
+	__attribute__((used, section("kmem_param"), aligned(__alignof__(struct kernel_param)))) = {			\
+		.name = #pname, .type = KPARAM_##ptype, .arg = &(var), .help = helptext }
+
+/* Parameter parsed by @setfn(value, kp). */
+#define kmem_param_cb(str, setfn, helptext)					\
+	static const struct kernel_param __KPARAM_ID(__kparam_, __LINE__)	\
+	__attribute__((used, section("kmem_param"), aligned(__alignof__(struct kernel_param)))) = {			\
+		.name = str, .type = KPARAM_custom, .set = setfn, .help = helptext }
+
+/* Parse a whole command line; 0 or -EINVAL after naming the culprit on stderr. */
+int parse_cmdline(const char *cmdline);
+/* Parse one "name[=value]"; value NULL if none. */
+int parse_one_param(const char *name, const char *value);
+
+/* memparse(): "64M" -> 67108864.  Returns 0 or -EINVAL. */
+int memparse(const char *s, unsigned long *out);
+int kstrtobool(const char *s, bool *out);
+int kstrtoul(const char *s, unsigned long *out);
+int kstrtol(const char *s, long *out);
+
+/* Iterate over every declared parameter (for docs checks and help output). */
+const struct kernel_param *kparam_first(void);
+const struct kernel_param *kparam_end(void);
+
+#endif /* KMEM_CMDLINE_H */

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory model: one reserved range of address space is kmem's physical
+ * memory, described by mem_map.  Memory comes online in 4 MiB sections from
+ * the bottom up; with mem= the machine has a fixed size, without it memory
+ * grows on demand (memory hotplug) up to kmem.max_mem.
+ */
+#include <errno.h>
+
+#include "core/boot.h"
+#include "core/cmdline.h"
+#include "page_alloc/mm.h"
+
+#define SECTION_PAGES	MAX_ORDER_NR_PAGES
+#define SECTION_BYTES	(SECTION_PAGES << PAGE_SHIFT)
+
+struct mem_model mm_model;
+
+static unsigned long boot_mem;			/* mem= */
+static unsigned long max_mem;			/* kmem.max_mem */
+static unsigned long mem_block = 64UL << 20;	/* kmem.mem_block */
+static bool growable;
+static atomic_ulong online_pages_nr;
+static kmem_lock_t hotplug_lock = KMEM_LOCK_INIT;
+
+core_param(mem, boot_mem, size, "fixed memory size (e.g. 64M); without it memory grows on demand");
+kmem_param("kmem.max_mem", max_mem, size,
+	   "most memory kmem may bring online when growing (default: physical RAM)");
+kmem_param("kmem.mem_block", mem_block, size,
+	   "memory added per growth step (like a hotplug memory block, default 64M)");
+
+unsigned long mm_online_pages(void)
+{
+	return atomic_load_explicit(&online_pages_nr, memory_order_acquire);
+}
+
+bool mm_growable(void)
+{
+	return growable;
+}
+
+unsigned long mm_spanned_pages(void)
+{
+	return mm_model.spanned_pages;
+}
+
+static unsigned long section_round_down(unsigned long bytes)
+{
+	return bytes & ~(SECTION_BYTES - 1);
+}
+
+static unsigned long section_round_up(unsigned long bytes)
+{
+	return (bytes + SECTION_BYTES - 1) & ~(SECTION_BYTES - 1);
+}
+
+/* Caller holds hotplug_lock. */
+static int __online_memory(unsigned long nr_pages)
+{
+	struct zone *zone = &zone_normal;
+	unsigned long start = mm_online_pages();
+
+	nr_pages = section_round_up(nr_pages << PAGE_SHIFT) >> PAGE_SHIFT;
+	if (start + nr_pages > mm_model.spanned_pages)
+		nr_pages = mm_model.spanned_pages - start;
+	if (!nr_pages)
+		return -ENOMEM;
+
+	if (os_commit(mm_model.base + (start << PAGE_SHIFT), nr_pages << PAGE_SHIFT) ||
+	    os_commit(mm_model.mem_map + start, nr_pages * sizeof(struct page)))
+		return -ENOMEM;
+
+	/* Pageblocks start movable, as at boot in the kernel. */
+	for (unsigned long pfn = start; pfn < start + nr_pages; pfn += pageblock_nr_pages)
+		set_pageblock_migratetype(mm_model.mem_map + pfn, MIGRATE_MOVABLE);
+
+	atomic_store_explicit(&online_pages_nr, start + nr_pages, memory_order_release);
+
+	/* Fresh memory was never touched: it is free, reported, and goes to the tail. */
+	kmem_lock(&zone->lock);
+	for (unsigned long i = start; i < start + nr_pages; i += MAX_ORDER_NR_PAGES) {
+		struct page *page = mm_model.mem_map + i;
+		__free_one_page(page, mm_model.base_pfn + i, zone, MAX_PAGE_ORDER,
+				MIGRATE_MOVABLE, FPI_TO_TAIL | FPI_REPORTED);
+	}
+	atomic_fetch_add_explicit(&zone->managed_pages, nr_pages, memory_order_relaxed);
+	kmem_unlock(&zone->lock);
+
+	setup_per_zone_wmarks();
+	return 0;
+}
+
+int online_memory(unsigned long nr_pages)
+{
+	kmem_lock(&hotplug_lock);
+	int rc = __online_memory(nr_pages);
+	kmem_unlock(&hotplug_lock);
+	if (!rc)
+		count_vm_events_global(MEMORY_HOTPLUG_PAGES, nr_pages);
+	return rc;
+}
+
+bool mm_try_grow(unsigned int order)
+{
+	if (!growable || mm_online_pages() >= mm_model.spanned_pages)
+		return false;
+
+	unsigned long want = mem_block >> PAGE_SHIFT;
+	if (want < (1UL << order))
+		want = 1UL << order;
+	return online_memory(want) == 0;
+}
+
+int mm_core_init(void)
+{
+	unsigned long span, initial;
+
+	if (os_page_size() != PAGE_SIZE) {
+		pr_err("the system page size is %lu bytes; kmem needs %lu\n",
+		       os_page_size(), PAGE_SIZE);
+		return -EINVAL;
+	}
+	if (boot_mem) {
+		span = initial = section_round_down(boot_mem);
+		if (!span) {
+			pr_err("mem=%lu is too small: at least %lu bytes (one MAX_PAGE_ORDER block)\n",
+			       boot_mem, SECTION_BYTES);
+			return -EINVAL;
+		}
+		growable = false;
+	} else {
+		span = section_round_down(max_mem ? max_mem : os_total_ram());
+		if (span < SECTION_BYTES)
+			span = SECTION_BYTES;
+		initial = section_round_up(mem_block);
+		if (initial > span)
+			initial = span;
+		growable = true;
+	}
+
+	unsigned long pages = span >> PAGE_SHIFT;
+	mm_model.base = os_reserve(span, SECTION_BYTES);
+	mm_model.mem_map = os_reserve(pages * sizeof(struct page), PAGE_SIZE);
+	mm_model.pageblock_mt = os_reserve(pages / pageblock_nr_pages + 1, PAGE_SIZE);
+	if (!mm_model.base || !mm_model.mem_map || !mm_model.pageblock_mt ||
+	    os_commit(mm_model.pageblock_mt, pages / pageblock_nr_pages + 1)) {
+		pr_err("cannot reserve %lu MiB of address space for memory\n", span >> 20);
+		return -ENOMEM;
+	}
+	mm_model.base_pfn = (unsigned long)mm_model.base >> PAGE_SHIFT;
+	mm_model.spanned_pages = pages;
+
+	struct zone *zone = &zone_normal;
+	for (int o = 0; o < NR_PAGE_ORDERS; o++)
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++)
+			INIT_LIST_HEAD(&zone->free_area[o].free_list[mt]);
+	zone->zone_start_pfn = mm_model.base_pfn;
+
+	kmem_lock(&hotplug_lock);
+	int rc = __online_memory(initial >> PAGE_SHIFT);
+	kmem_unlock(&hotplug_lock);
+	return rc;
+}
+
+/* ---- public O(1) conversions -------------------------------------- */
+
+KMEM_API int virt_addr_valid(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)mm_model.base;
+
+	return base && a >= base && ((a - base) >> PAGE_SHIFT) < mm_online_pages();
+}
+
+KMEM_API void *page_address(const struct page *page)
+{
+	return __page_address(page);
+}
+
+KMEM_API struct page *virt_to_page(const void *addr)
+{
+	return virt_addr_valid(addr) ? __virt_to_page(addr) : NULL;
+}
+
+KMEM_API unsigned long page_to_pfn(const struct page *page)
+{
+	return __page_to_pfn(page);
+}
+
+KMEM_API struct page *pfn_to_page(unsigned long pfn)
+{
+	if (pfn < mm_model.base_pfn || pfn - mm_model.base_pfn >= mm_online_pages())
+		return NULL;
+	return __pfn_to_page(pfn);
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Free page reporting: when a free block of page_reporting_order (a
+ * pageblock, 2 MiB) or more forms, its memory goes back to the OS with
+ * MADV_DONTNEED and refaults as zeroes on reuse.  As in the kernel, blocks
+ * are taken off the free lists while the OS is told (so no one can allocate
+ * them meanwhile), then put back at the tail flagged PG_reported.
+ */
+#include "core/cmdline.h"
+#include "page_alloc/mm.h"
+
+bool page_reporting_enabled = true;
+unsigned int page_reporting_order = pageblock_order;
+
+kmem_param("page_reporting.enable", page_reporting_enabled, bool,
+	   "give free blocks of page_reporting_order and more back to the OS");
+kmem_param("page_reporting.page_reporting_order", page_reporting_order, uint,
+	   "smallest free block order given back to the OS (default 9: 2 MiB)");
+
+#define REPORT_BATCH 32
+/* Reported blocks sit at list tails; stop looking after this many. */
+#define REPORT_SCAN_MAX 256
+
+static int isolate_unreported(struct zone *zone, struct page **pages, unsigned int *orders)
+{
+	int n = 0;
+
+	for (int order = MAX_PAGE_ORDER; order >= (int)page_reporting_order; order--) {
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
+			struct list_head *list = &zone->free_area[order].free_list[mt];
+			struct page *page;
+			int scanned = 0;
+
+			if (mt == MIGRATE_ISOLATE)
+				continue;
+			list_for_each_entry(page, list, buddy_list) {
+				if (++scanned > REPORT_SCAN_MAX)
+					break;
+				if (PageReported(page))
+					continue;
+				pages[n] = page;
+				orders[n] = (unsigned int)order;
+				if (++n == REPORT_BATCH)
+					return n;
+			}
+		}
+	}
+	return n;
+}
+
+void page_reporting_process(struct zone *zone)
+{
+	struct page *pages[REPORT_BATCH];
+	unsigned int orders[REPORT_BATCH];
+
+	if (!page_reporting_enabled || page_reporting_order > MAX_PAGE_ORDER)
+		return;
+	/* One reporter at a time; the others' blocks will be found by it. */
+	if (!kmem_trylock(&zone->report_lock))
+		return;
+
+	for (;;) {
+		long nr_pages = 0;
+
+		kmem_lock(&zone->lock);
+		__atomic_store_n(&zone->report_pending, false, __ATOMIC_RELAXED);
+		int n = isolate_unreported(zone, pages, orders);
+		for (int i = 0; i < n; i++) {
+			struct free_area *area = &zone->free_area[orders[i]];
+			int mt = get_pageblock_migratetype(pages[i]);
+
+			list_del(&pages[i]->buddy_list);
+			page_clear_flag(pages[i], PG_buddy);
+			area->nr_free--;
+			area->nr_free_mt[mt]--;
+			mod_zone_page_state(NR_FREE_PAGES, -(1L << orders[i]));
+			nr_pages += 1L << orders[i];
+		}
+		atomic_fetch_add_explicit(&zone->nr_isolated_report, nr_pages, memory_order_release);
+		kmem_unlock(&zone->lock);
+		if (!n)
+			break;
+
+		for (int i = 0; i < n; i++)
+			os_release(__page_address(pages[i]), PAGE_SIZE << orders[i]);
+
+		kmem_lock(&zone->lock);
+		for (int i = 0; i < n; i++)
+			__free_one_page(pages[i], __page_to_pfn(pages[i]), zone, orders[i],
+					get_pageblock_migratetype(pages[i]),
+					FPI_TO_TAIL | FPI_REPORTED);
+		atomic_fetch_sub_explicit(&zone->nr_isolated_report, nr_pages, memory_order_release);
+		kmem_unlock(&zone->lock);
+		count_vm_events_global(PGREPORTED, (unsigned long)nr_pages);
+		if (n < REPORT_BATCH)
+			break;
+	}
+	kmem_unlock(&zone->report_lock);
+}

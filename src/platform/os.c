@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Linux implementation of the platform layer.  Nothing here may call malloc:
+ * this code runs underneath the malloc front-end.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <sys/syscall.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform/os.h"
+
+void *os_reserve(size_t size, size_t align)
+{
+	size_t len = size + align;
+	char *p = mmap(NULL, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+
+	/* Trim the over-reservation so the range starts on @align. */
+	uintptr_t start = ((uintptr_t)p + align - 1) & ~((uintptr_t)align - 1);
+	size_t head = start - (uintptr_t)p;
+	size_t tail = len - head - size;
+	if (head)
+		munmap(p, head);
+	if (tail)
+		munmap((char *)start + size, tail);
+	return (void *)start;
+}
+
+int os_commit(void *addr, size_t size)
+{
+	if (mprotect(addr, size, PROT_READ | PROT_WRITE))
+		return -errno;
+	return 0;
+}
+
+void os_release(void *addr, size_t size)
+{
+	/*
+	 * MADV_DONTNEED rather than MADV_FREE: RSS drops at once, which is what
+	 * users watch, and the range reads back as zeroes.
+	 */
+	madvise(addr, size, MADV_DONTNEED);
+}
+
+unsigned int os_nr_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		int n = CPU_COUNT(&set);
+		if (n > 0)
+			return (unsigned int)n;
+	}
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+unsigned long os_total_ram(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si))
+		return 0;
+	return (unsigned long)si.totalram * si.mem_unit;
+}
+
+unsigned long os_page_size(void)
+{
+	return (unsigned long)sysconf(_SC_PAGESIZE);
+}
+
+int os_getpid(void)
+{
+	return (int)getpid();
+}
+
+int os_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+void os_write_stderr(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(STDERR_FILENO, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+unsigned long long os_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+_Noreturn void os_abort(void)
+{
+	abort();
+}
+
+int os_thread_exit_key_create(pthread_key_t *key, os_thread_exit_fn fn)
+{
+	return -pthread_key_create(key, fn);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Platform layer: the only place that talks to the OS (mmap, madvise,
+ * threads, locks).  Everything above it is portable allocator logic.
+ */
+#ifndef KMEM_OS_H
+#define KMEM_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <pthread.h>
+
+/* Reserve @size bytes of address space aligned to @align; no memory is committed. */
+void *os_reserve(size_t size, size_t align);
+/* Make [addr, addr+size) of a reservation usable (read/write). */
+int os_commit(void *addr, size_t size);
+/* Give the backing memory of [addr, addr+size) back; it refaults as zeroes. */
+void os_release(void *addr, size_t size);
+
+unsigned int os_nr_cpus(void);
+unsigned long os_total_ram(void);
+unsigned long os_page_size(void);
+int os_getpid(void);
+int os_gettid(void);
+void os_write_stderr(const char *buf, size_t len);
+unsigned long long os_now_ns(void);
+_Noreturn void os_abort(void);
+
+/* Run @fn(@arg) when the calling thread exits (after all our TLS users). */
+typedef void (*os_thread_exit_fn)(void *arg);
+int os_thread_exit_key_create(pthread_key_t *key, os_thread_exit_fn fn);
+
+/* Locks: a mutex for slow paths, never taken on a fast path. */
+typedef struct {
+	pthread_mutex_t m;
+} kmem_lock_t;
+
+#define KMEM_LOCK_INIT { PTHREAD_MUTEX_INITIALIZER }
+
+static inline void kmem_lock_init(kmem_lock_t *l)
+{
+	pthread_mutex_init(&l->m, NULL);
+}
+
+static inline void kmem_lock(kmem_lock_t *l)
+{
+	pthread_mutex_lock(&l->m);
+}
+
+static inline void kmem_unlock(kmem_lock_t *l)
+{
+	pthread_mutex_unlock(&l->m);
+}
+
+static inline bool kmem_trylock(kmem_lock_t *l)
+{
+	return pthread_mutex_trylock(&l->m) == 0;
+}
+
+#endif /* KMEM_OS_H */
