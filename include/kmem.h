@@ -14,6 +14,7 @@
 #include <kmem/gfp.h>
 #include <kmem/page.h>
 #include <kmem/slab_flags.h>
+#include <kmem/slab.h>
 #include <kmem/kmemfs.h>
 
 #endif /* KMEM_H */

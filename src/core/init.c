@@ -13,6 +13,7 @@
 #include "page_alloc/mm.h"
 #include "page_alloc/pcp.h"
 #include "platform/os.h"
+#include "slab/slab.h"
 
 atomic_int kmem_system_state;
 
@@ -43,7 +44,7 @@ static int start_kmem(void)
 	rc = pcp_init();
 	if (rc)
 		return rc;
-	return 0;
+	return kmem_cache_init();
 }
 
 static int boot_locked(const char *cmdline, bool from_env)

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 
+#include <kmem/slab.h>
+
 #include "slab_layout.h"
 
 #define SL_WORD		((unsigned int)sizeof(void *))

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kmalloc and friends (kernel mm/slab_common.c, include/linux/slab.h):
+ * kmalloc-8 .. kmalloc-8k caches including 96 and 192, and the page
+ * allocator above KMALLOC_MAX_CACHE_SIZE.
+ */
+#include <string.h>
+
+#include "core/boot.h"
+#include "slab/slab.h"
+#include "slab/slub.h"
+
+struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
+
+int kmalloc_init(void)
+{
+	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
+		unsigned int size = kmalloc_index_size(i);
+		if (!size || size < KMALLOC_MIN_SIZE)
+			continue;
+		/* Power-of-two buckets are naturally aligned, whatever the debug options. */
+		unsigned int align = (size & (size - 1)) ? 8 : size;
+		kmalloc_caches[i] = kmem_cache_create(kmalloc_index_name(i), size, align,
+						      SLAB_KMALLOC, NULL);
+		if (!kmalloc_caches[i])
+			return -1;
+	}
+	return 0;
+}
+
+struct kmem_cache *kmalloc_cache(unsigned int index)
+{
+	return index <= KMALLOC_SHIFT_HIGH ? kmalloc_caches[index] : NULL;
+}
+
+static void *kmalloc_large(size_t size, gfp_t gfp)
+{
+	if (unlikely(size > KMALLOC_MAX_SIZE)) {
+		if (!(gfp & __GFP_NOWARN))
+			kmem_warn("mm/slab_common.c:__kmalloc_large_node",
+				  "kmalloc(%zu): larger than KMALLOC_MAX_SIZE (%lu)\n",
+				  size, (unsigned long)KMALLOC_MAX_SIZE);
+		return NULL;
+	}
+	unsigned int order = (unsigned int)get_order(size);
+	struct page *page = alloc_pages(gfp | __GFP_COMP, order);
+	if (!page)
+		return NULL;
+	page_set_flag(page, PG_large_kmalloc);
+	mod_zone_page_state(NR_KMALLOC_LARGE, 1L << order);
+	mod_zone_page_state(NR_SLAB_UNRECLAIMABLE, 1L << order);
+	return __page_address(page);
+}
+
+static void free_large_kmalloc(struct page *head, const void *p)
+{
+	unsigned int order = compound_order(head);
+
+	if (unlikely(p != __page_address(head))) {
+		slab_report_bad_free("kfree", p, "pointer into the middle of a large kmalloc; not freed");
+		return;
+	}
+	page_clear_flag(head, PG_large_kmalloc);
+	mod_zone_page_state(NR_KMALLOC_LARGE, -(1L << order));
+	mod_zone_page_state(NR_SLAB_UNRECLAIMABLE, -(1L << order));
+	__free_pages(head, order);
+}
+
+KMEM_API void *kmalloc(size_t size, gfp_t gfp)
+{
+	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
+		struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(size)];
+		if (likely(s))
+			return slub_alloc(s, gfp);
+		if (kmem_boot())
+			return NULL;
+		return slub_alloc(kmalloc_caches[kmalloc_slab_index(size)], gfp);
+	}
+	if (!size)
+		return ZERO_SIZE_PTR;
+	if (kmem_boot())
+		return NULL;
+	return kmalloc_large(size, gfp);
+}
+
+KMEM_API void *kzalloc(size_t size, gfp_t gfp)
+{
+	return kmalloc(size, gfp | __GFP_ZERO);
+}
+
+KMEM_API void *kmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return kmalloc(bytes, gfp);
+}
+
+KMEM_API void *kcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	return kmalloc_array(n, size, gfp | __GFP_ZERO);
+}
+
+KMEM_API void kfree(const void *p)
+{
+	if (unlikely(ZERO_OR_NULL_PTR(p)))
+		return;
+	struct page *head = virt_to_head_page_checked(p);
+	if (likely(head && PageSlab(head))) {
+		struct slab *slab = page_slab(head);
+		slub_free(slab->slab_cache, slab, (void *)p);
+		return;
+	}
+	if (head && PageLargeKmalloc(head)) {
+		free_large_kmalloc(head, p);
+		return;
+	}
+	slab_report_bad_free("kfree", p, head ? "not allocated by kmalloc; not freed"
+					      : "address not managed by kmem; not freed");
+}
+
+KMEM_API void kfree_bulk(size_t size, void **p)
+{
+	kmem_cache_free_bulk(NULL, size, p);
+}
+
+KMEM_API size_t ksize(const void *p)
+{
+	if (ZERO_OR_NULL_PTR(p))
+		return 0;
+	struct page *head = virt_to_head_page_checked(p);
+	if (head && PageSlab(head))
+		return slub_ksize(page_slab(head)->slab_cache);
+	if (head && PageLargeKmalloc(head))
+		return PAGE_SIZE << compound_order(head);
+	slab_report_bad_free("ksize", p, "not allocated by kmalloc");
+	return 0;
+}
+
+KMEM_API void *krealloc(const void *p, size_t new_size, gfp_t gfp)
+{
+	if (!new_size) {
+		kfree(p);
+		return ZERO_SIZE_PTR;
+	}
+	if (ZERO_OR_NULL_PTR(p))
+		return kmalloc(new_size, gfp);
+
+	size_t ks = ksize(p);
+	if (!ks)
+		return NULL;	/* bad pointer, reported by ksize() */
+	if (new_size <= ks) {
+		/* Fits: stay in place; zero the tail so growing back in place reads zeroes. */
+		if (gfp & __GFP_ZERO)
+			memset((char *)p + new_size, 0, ks - new_size);
+		return (void *)p;
+	}
+	void *ret = kmalloc(new_size, gfp);
+	if (!ret)
+		return NULL;
+	memcpy(ret, p, ks);
+	if (gfp & __GFP_ZERO)
+		memset((char *)ret + ks, 0, new_size - ks);
+	kfree(p);
+	return ret;
+}
+
+KMEM_API char *kstrdup(const char *s, gfp_t gfp)
+{
+	if (!s)
+		return NULL;
+	size_t len = strlen(s) + 1;
+	char *buf = kmalloc(len, gfp);
+	if (buf)
+		memcpy(buf, s, len);
+	return buf;
+}
+
+KMEM_API void *kmemdup(const void *src, size_t len, gfp_t gfp)
+{
+	void *p = kmalloc(len, gfp);
+
+	if (p && len)
+		memcpy(p, src, len);
+	return p;
+}

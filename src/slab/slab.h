@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The slab core: what every back-end (SLUB now; SLAB and SLOB later) shares.
+ * struct kmem_cache's common part, the back-end interface, and the cache
+ * list.  Back-end specific state lives in the union at the end of struct
+ * kmem_cache; a back-end never touches another's part.
+ */
+#ifndef KMEM_SLAB_INTERNAL_H
+#define KMEM_SLAB_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kmem/slab.h>
+
+#include "core/list.h"
+#include "page_alloc/mm.h"
+#include "slab/slab_layout.h"
+
+#define KMEM_CACHE_NAME_MAX	64
+#define KMEM_MAX_CACHES		2048	/* per-thread slots; indices are never reused */
+
+enum slab_allocator_type { SLAB_ALLOCATOR_SLUB, SLAB_ALLOCATOR_SLAB, SLAB_ALLOCATOR_SLOB };
+extern enum slab_allocator_type slab_allocator;
+
+/* SLUB_STATS counters, kernel enum order, plus seed 003's thrash counters. */
+enum stat_item {
+	ALLOC_FASTPATH, ALLOC_SLOWPATH, FREE_FASTPATH, FREE_SLOWPATH, FREE_FROZEN,
+	FREE_ADD_PARTIAL, FREE_REMOVE_PARTIAL, ALLOC_FROM_PARTIAL, ALLOC_SLAB,
+	ALLOC_REFILL, ALLOC_NODE_MISMATCH, FREE_SLAB, CPUSLAB_FLUSH, DEACTIVATE_FULL,
+	DEACTIVATE_EMPTY, DEACTIVATE_TO_HEAD, DEACTIVATE_TO_TAIL,
+	DEACTIVATE_REMOTE_FREES, DEACTIVATE_BYPASS, ORDER_FALLBACK,
+	CMPXCHG_DOUBLE_CPU_FAIL, CMPXCHG_DOUBLE_FAIL, CPU_PARTIAL_ALLOC,
+	CPU_PARTIAL_FREE, CPU_PARTIAL_NODE, CPU_PARTIAL_DRAIN,
+	THRASH_DETECTED,	/* a refill found the last cpu slab served < watermark */
+	THRASH_SKIP_PARTIAL,	/* a partial slab skipped: fewer free objects than watermark */
+	NR_SLUB_STAT_ITEMS
+};
+extern const char *const slub_stat_names[NR_SLUB_STAT_ITEMS];
+
+struct kmem_cache_node {
+	kmem_lock_t list_lock;
+	unsigned long nr_partial;
+	struct list_head partial;
+	atomic_long nr_slabs;
+	atomic_long total_objects;
+};
+
+struct kmem_cache {
+	/* Read by every fast path: keep together. */
+	unsigned int index;		/* this cache's per-thread slot */
+	unsigned int offset;		/* free pointer offset in the slot */
+	unsigned int size;		/* slot stride */
+	unsigned int object_size;	/* what the user asked for (max over aliases) */
+	unsigned long random;		/* freelist hardening key, 0 when off */
+	uint64_t div_magic;		/* ceil(2^64 / size): is an offset a slot start? */
+	slab_flags_t flags;
+	unsigned int inuse;
+	unsigned int align;
+	unsigned int red_left_pad;
+	void (*ctor)(void *);
+
+	struct kmem_cache_order_objects oo;	/* preferred slab order and objects */
+	struct kmem_cache_order_objects min;	/* fallback when oo's order fails */
+	unsigned int min_partial;
+	unsigned int cpu_partial;		/* objects (sysfs) */
+	unsigned int cpu_partial_slabs;		/* derived */
+	unsigned int min_free_watermark;	/* slab_thrash_ratio, in objects */
+
+	int refcount;				/* 1 + aliases; under slab_mutex */
+	bool dying;				/* destroyed; freed when no thread holds it */
+	atomic_int nr_thread_users;		/* threads with per-thread state for it */
+	char name[KMEM_CACHE_NAME_MAX];
+	struct list_head list;			/* slab_caches */
+
+	struct kmem_cache_node node;		/* one node */
+	atomic_ulong dead_stat[NR_SLUB_STAT_ITEMS];	/* folded from exited threads */
+};
+
+extern kmem_lock_t slab_mutex;
+extern struct list_head slab_caches;
+
+/* The slab a page belongs to: word 1 of the head page names its cache. */
+static inline struct kmem_cache *page_slab_cache(const struct page *head)
+{
+	return (struct kmem_cache *)__atomic_load_n(&head->__overlay[0], __ATOMIC_RELAXED);
+}
+
+/* Head page of the slab or large kmalloc holding @x, or NULL if kmem has no such page. */
+static inline struct page *virt_to_head_page_checked(const void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)mm_model.base;
+
+	if (unlikely((off >> PAGE_SHIFT) >= mm_online_pages()))
+		return NULL;
+	return compound_head(mm_model.mem_map + (off >> PAGE_SHIFT));
+}
+
+/* ceil(2^64 / d): n (< 2^32) is a multiple of d iff n * magic <= magic - 1. */
+static inline uint64_t div_magic(uint32_t d)
+{
+	return UINT64_MAX / d + 1;
+}
+
+static inline bool offset_is_multiple(uint32_t n, uint64_t magic)
+{
+	return (uint64_t)n * magic <= magic - 1;
+}
+
+/* slab_common.c */
+int kmem_cache_init(void);
+struct kmem_cache *kmalloc_cache(unsigned int index);
+void slab_report_bad_free(const char *func, const void *x, const char *why);
+
+/* kmalloc.c */
+int kmalloc_init(void);
+extern struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
+
+/* Slab page accounting for /proc/meminfo and vmstat. */
+static inline void account_slab(const struct kmem_cache *s, unsigned int order, int sign)
+{
+	mod_zone_page_state((s->flags & SLAB_RECLAIM_ACCOUNT) ? NR_SLAB_RECLAIMABLE
+							       : NR_SLAB_UNRECLAIMABLE,
+			    sign * (1L << order));
+}
+
+#endif /* KMEM_SLAB_INTERNAL_H */

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The slab core shared by all back-ends (kernel mm/slab_common.c): cache
+ * creation with validation and merging, the cache list, destroy, and the
+ * public kmem_cache_* entry points.  The entry points call the back-end's
+ * inline fast paths directly: no indirect call on the hot path.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/boot.h"
+#include "core/cmdline.h"
+#include "page_alloc/metapool.h"
+#include "slab/slab.h"
+#include "slab/slab_common.h"
+#include "slab/slub.h"
+
+enum slab_allocator_type slab_allocator = SLAB_ALLOCATOR_SLUB;
+kmem_lock_t slab_mutex = KMEM_LOCK_INIT;
+struct list_head slab_caches = LIST_HEAD_INIT(slab_caches);
+struct list_head slab_aliases = LIST_HEAD_INIT(slab_aliases);
+
+static bool slab_nomerge;
+static struct metapool cache_pool = METAPOOL_INIT(sizeof(struct kmem_cache));
+static struct metapool alias_pool = METAPOOL_INIT(sizeof(struct slab_alias));
+
+static int set_slab(const char *val, const struct kernel_param *kp)
+{
+	(void)kp;
+	if (val && !strcmp(val, "slub")) {
+		slab_allocator = SLAB_ALLOCATOR_SLUB;
+		return 0;
+	}
+	if (val && (!strcmp(val, "slab") || !strcmp(val, "slob")))
+		pr_err("slab=%s: this back-end has not landed yet; only slab=slub is available\n", val);
+	return -EINVAL;
+}
+kmem_param_cb("slab", set_slab, "slab back-end: slub (slab and slob arrive later)");
+
+static int set_nomerge(const char *val, const struct kernel_param *kp)
+{
+	if (val)
+		return -EINVAL;
+	slab_nomerge = strcmp(kp->name, "slab_merge") != 0;
+	return 0;
+}
+kmem_param_cb("slab_nomerge", set_nomerge, "never merge caches into aliases");
+kmem_param_cb("slub_nomerge", set_nomerge, "alias of slab_nomerge");
+kmem_param_cb("slab_merge", set_nomerge, "merge compatible caches (the default)");
+
+#define SLAB_NEVER_MERGE (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER | SLAB_TRACE | \
+			  SLAB_TYPESAFE_BY_RCU | SLAB_NOLEAKTRACE | SLAB_NO_MERGE)
+#define SLAB_MERGE_SAME (SLAB_RECLAIM_ACCOUNT | SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_ACCOUNT)
+
+bool slab_unmergeable(const struct kmem_cache *s)
+{
+	return slab_nomerge || (s->flags & SLAB_NEVER_MERGE) || s->ctor;
+}
+
+static unsigned int align_up(unsigned int x, unsigned int a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+/* kernel find_mergeable(); caller holds slab_mutex. */
+static struct kmem_cache *find_mergeable(unsigned int size, unsigned int align,
+					 slab_flags_t flags, void (*ctor)(void *))
+{
+	struct kmem_cache *s;
+
+	if (slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE))
+		return NULL;
+	size = align_up(size, sizeof(void *));
+	align = calculate_alignment(flags, align, size);
+	size = align_up(size, align);
+
+	/* Newest first, as the kernel walks its list in reverse. */
+	for (s = list_last_entry(&slab_caches, struct kmem_cache, list); &s->list != &slab_caches;
+	     s = list_entry(s->list.prev, struct kmem_cache, list)) {
+		if (slab_unmergeable(s) || s->dying)
+			continue;
+		if (size > s->size)
+			continue;
+		if ((flags & SLAB_MERGE_SAME) != (s->flags & SLAB_MERGE_SAME))
+			continue;
+		if ((s->size & ~(align - 1)) != s->size)
+			continue;
+		if (s->size - size >= sizeof(void *))
+			continue;
+		return s;
+	}
+	return NULL;
+}
+
+static int add_alias(struct kmem_cache *s, const char *name)
+{
+	struct slab_alias *a = metapool_alloc(&alias_pool);
+
+	if (!a)
+		return -ENOMEM;
+	memset(a, 0, sizeof(*a));
+	strcpy(a->name, name);
+	a->cache = s;
+	list_add_tail(&a->list, &slab_aliases);
+	return 0;
+}
+
+static void remove_aliases(struct kmem_cache *s, const char *name)
+{
+	struct slab_alias *a, *tmp;
+
+	list_for_each_entry_safe(a, tmp, &slab_aliases, list) {
+		if (a->cache == s && (!name || !strcmp(a->name, name))) {
+			list_del(&a->list);
+			metapool_free(&alias_pool, a);
+			if (name)
+				return;
+		}
+	}
+}
+
+static int check_create_args(const char *name, unsigned int size, unsigned int align)
+{
+	if (!name || !*name || strlen(name) >= KMEM_CACHE_NAME_MAX || strchr(name, '/') ||
+	    strchr(name, ' '))
+		return -EINVAL;
+	if (!size || size > KMALLOC_MAX_SIZE)
+		return -EINVAL;
+	if (align & (align - 1))
+		return -EINVAL;
+	return 0;
+}
+
+KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      void (*ctor)(void *))
+{
+	struct kmem_cache *s = NULL;
+	int err = check_create_args(name, size, align);
+
+	if (!err && kmem_boot())
+		err = -ENOMEM;
+	if (err)
+		goto out;
+
+	kmem_lock(&slab_mutex);
+	s = find_mergeable(size, align, flags, ctor);
+	if (s) {
+		err = add_alias(s, name);
+		if (!err) {
+			s->refcount++;
+			if (s->object_size < size)
+				__atomic_store_n(&s->object_size, size, __ATOMIC_RELAXED);
+			unsigned int inuse = align_up(size, sizeof(void *));
+			if (s->inuse < inuse)
+				s->inuse = inuse;
+		} else {
+			s = NULL;
+		}
+		kmem_unlock(&slab_mutex);
+		goto out;
+	}
+	kmem_unlock(&slab_mutex);
+
+	s = metapool_alloc(&cache_pool);
+	if (!s) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(s, 0, sizeof(*s));
+	strcpy(s->name, name);
+	s->object_size = size;
+	s->align = align;
+	s->flags = flags & ~SLAB_PANIC;
+	s->ctor = ctor;
+	s->refcount = 1;
+	err = slub_cache_create(s);
+	if (err) {
+		metapool_free(&cache_pool, s);
+		s = NULL;
+		goto out;
+	}
+	kmem_lock(&slab_mutex);
+	list_add_tail(&s->list, &slab_caches);
+	kmem_unlock(&slab_mutex);
+out:
+	if (err) {
+		kmem_report("kmem_cache_create(%s) failed with error %d: %s\n", name ? name : "(null)", err,
+			    err == -EINVAL ? "bad name, size or alignment" : "out of memory");
+		if (flags & SLAB_PANIC) {
+			printk("Kernel panic - not syncing: kmem_cache_create: Failed to create slab '%s'. Error %d\n",
+			       name ? name : "(null)", err);
+			os_abort();
+		}
+		return NULL;
+	}
+	return s;
+}
+
+void kmem_cache_free_struct(struct kmem_cache *s)
+{
+	metapool_free(&cache_pool, s);
+}
+
+KMEM_API void kmem_cache_destroy(struct kmem_cache *s)
+{
+	if (!s)
+		return;
+	kmem_lock(&slab_mutex);
+	if (--s->refcount) {
+		/* An alias goes away; which name is not known, so drop the newest. */
+		struct slab_alias *a, *last = NULL;
+		list_for_each_entry(a, &slab_aliases, list)
+			if (a->cache == s)
+				last = a;
+		if (last)
+			remove_aliases(s, last->name);
+		kmem_unlock(&slab_mutex);
+		return;
+	}
+	list_del(&s->list);
+	remove_aliases(s, NULL);
+	kmem_unlock(&slab_mutex);
+	slub_cache_destroy(s);
+}
+
+KMEM_API void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	return slub_alloc(s, gfp);
+}
+
+KMEM_API void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
+{
+	return slub_alloc(s, gfp | __GFP_ZERO);
+}
+
+KMEM_API void kmem_cache_free(struct kmem_cache *s, void *x)
+{
+	struct slab *slab = virt_to_slab(x);
+
+	if (unlikely(!slab)) {
+		if (x)
+			slab_report_bad_free("kmem_cache_free", x, "not an object of any cache; not freed");
+		return;
+	}
+	if (unlikely(slab->slab_cache != s)) {
+		kmem_warn("mm/slab.h:cache_from_obj",
+			  "cache_from_obj: Wrong slab cache. %s but object is from %s; not freed\n",
+			  s ? s->name : "(null)", slab->slab_cache->name);
+		return;
+	}
+	slub_free(s, slab, x);
+}
+
+KMEM_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
+{
+	if (!size)
+		return 0;
+	return slub_alloc_bulk(s, gfp, size, p);
+}
+
+KMEM_API void kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p)
+{
+	if (!s) {
+		/* kfree_bulk(): page-allocator kmallocs and ZERO_SIZE_PTR first. */
+		for (size_t i = 0; i < size; i++) {
+			if (ZERO_OR_NULL_PTR(p[i])) {
+				p[i] = NULL;
+				continue;
+			}
+			struct page *head = virt_to_head_page_checked(p[i]);
+			if (!head || !PageSlab(head)) {
+				kfree(p[i]);
+				p[i] = NULL;
+			}
+		}
+	}
+	slub_free_bulk(s, size, p);
+}
+
+KMEM_API int kmem_cache_shrink(struct kmem_cache *s)
+{
+	return slub_shrink(s);
+}
+
+KMEM_API unsigned int kmem_cache_size(struct kmem_cache *s)
+{
+	return s->object_size;
+}
+
+KMEM_API const char *kmem_cache_name(struct kmem_cache *s)
+{
+	return s->name;
+}
+
+int kmem_cache_init(void)
+{
+	int rc = slub_init();
+
+	if (rc)
+		return rc;
+	return kmalloc_init();
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Cache list and aliases, for the slab core and its introspection. */
+#ifndef KMEM_SLAB_COMMON_H
+#define KMEM_SLAB_COMMON_H
+
+#include "slab/slab.h"
+
+/* A name merged into another cache (kernel: a sysfs symlink). */
+struct slab_alias {
+	char name[KMEM_CACHE_NAME_MAX];
+	struct kmem_cache *cache;
+	struct list_head list;
+};
+
+extern struct list_head slab_aliases;	/* under slab_mutex */
+
+/* Caches that can never be merged keep their own name in sysfs. */
+bool slab_unmergeable(const struct kmem_cache *s);
+
+#endif /* KMEM_SLAB_COMMON_H */

@@ -1,0 +1,1111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SLUB slow paths (kernel mm/slub.c, classic per-CPU-slab design).
+ *
+ * A slab is "frozen" while a thread owns it: as its cpu slab, or on its
+ * partial list.  Only the owner allocates from a frozen slab; anyone may free
+ * into it with one compare-and-swap on slab->state.  Unfrozen slabs are on
+ * the node partial list or, when full, on no list at all.  List changes
+ * happen under the node's list_lock; a free that may change list membership
+ * (first free into a full slab, last free of a slab) takes the lock before
+ * its compare-and-swap, so the two never race.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/boot.h"
+#include "core/cmdline.h"
+#include "slab/slub.h"
+
+__thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
+
+enum { SLUB_THREAD_NONE, SLUB_THREAD_LIVE, SLUB_THREAD_DEAD };
+static __thread int slub_thread_state __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t slub_key;
+static kmem_lock_t slub_threads_lock = KMEM_LOCK_INIT;
+struct slub_thread_node {
+	struct list_head node;
+	struct slub_thread *t;
+};
+static struct list_head slub_threads = LIST_HEAD_INIT(slub_threads);
+static atomic_uint next_cache_index;
+
+static unsigned int slub_min_order;
+static unsigned int slub_max_order = PAGE_ALLOC_COSTLY_ORDER;
+static unsigned int slub_min_objects;
+static bool slab_freelist_hardened;
+
+kmem_param("slub_min_order", slub_min_order, uint, "smallest page order for slabs");
+kmem_param("slab_min_order", slub_min_order, uint, "alias of slub_min_order (kernel 6.x name)");
+kmem_param("slub_max_order", slub_max_order, uint, "largest page order SLUB picks for slabs (default 3)");
+kmem_param("slab_max_order", slub_max_order, uint, "alias of slub_max_order (kernel 6.x name)");
+kmem_param("slub_min_objects", slub_min_objects, uint,
+	   "objects a slab should hold at least (default 4 * (fls(nr_cpus) + 1))");
+kmem_param("slab_min_objects", slub_min_objects, uint, "alias of slub_min_objects (kernel 6.x name)");
+kmem_param("slab_freelist_hardened", slab_freelist_hardened, bool,
+	   "obfuscate free pointers (kernel CONFIG_SLAB_FREELIST_HARDENED)");
+
+#define THRASH_MAX	4
+#define THRASH_ON	2
+
+/* ---- per-thread state ---------------------------------------------- */
+
+struct slub_thread_hdr {
+	struct slub_thread_node reg;
+	struct slub_thread t;
+};
+
+static void slub_thread_exit(void *arg);
+
+static struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s);
+
+/* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
+static struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
+{
+	struct slub_thread *t = slub_this;
+
+	if (unlikely(!t)) {
+		if (slub_thread_state == SLUB_THREAD_DEAD)
+			return NULL;
+		/* Untouched slots cost no memory: the mapping is NORESERVE. */
+		struct slub_thread_hdr *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (h == MAP_FAILED)
+			return NULL;
+		h->reg.t = &h->t;
+		kmem_lock(&slub_threads_lock);
+		list_add_tail(&h->reg.node, &slub_threads);
+		kmem_unlock(&slub_threads_lock);
+		pthread_setspecific(slub_key, h);
+		slub_thread_state = SLUB_THREAD_LIVE;
+		slub_this = t = &h->t;
+	}
+	struct kmem_cache_cpu *c = &t->cpu[s->index];
+	if (unlikely(c->cache != s)) {
+		memset(c, 0, offsetof(struct kmem_cache_cpu, stat));
+		__atomic_store_n(&c->cache, s, __ATOMIC_RELEASE);
+		atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
+	}
+	return c;
+}
+
+static struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
+{
+	struct slub_thread *t = slub_this;
+
+	if (!t || t->cpu[s->index].cache != s)
+		return NULL;
+	return &t->cpu[s->index];
+}
+
+/* Count into this thread's slot, or the cache's shared counters without one. */
+static void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum stat_item si,
+		   unsigned int n)
+{
+	if (c)
+		stat_add(c, si, n);
+	else
+		atomic_fetch_add_explicit(&s->dead_stat[si], n, memory_order_relaxed);
+}
+
+/* ---- slabs --------------------------------------------------------- */
+
+static inline unsigned int slab_free_objects(struct slab *slab)
+{
+	uint64_t st = slab_state(slab);
+
+	return ss_objects(st) - ss_inuse(st);
+}
+
+static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
+			     void **freelist)
+{
+	gfp_t alloc_gfp = (gfp & ~(__GFP_ZERO | GFP_MOVABLE_MASK)) | __GFP_COMP |
+			  ((s->flags & SLAB_RECLAIM_ACCOUNT) ? __GFP_RECLAIMABLE : 0);
+	struct kmem_cache_order_objects oo = s->oo;
+	struct page *page = NULL;
+
+	/* A higher order is nice to have: try it quietly, then fall back. */
+	if (oo_order(oo) > oo_order(s->min))
+		page = alloc_pages(alloc_gfp | __GFP_NOWARN | __GFP_NORETRY, oo_order(oo));
+	if (!page) {
+		if (oo_order(oo) > oo_order(s->min)) {
+			oo = s->min;
+			stat_s(s, c, ORDER_FALLBACK, 1);
+		}
+		page = alloc_pages(alloc_gfp, oo_order(oo));
+		if (!page)
+			return NULL;
+	}
+
+	struct slab *slab = page_slab(page);
+	unsigned int objects = oo_objects(oo);
+	char *base = slab_address(slab);
+	void *prev = NULL;
+
+	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELAXED);
+	for (int i = (int)objects - 1; i >= 0; i--) {
+		void *obj = base + (size_t)i * s->size + s->red_left_pad;
+		if (s->ctor)
+			s->ctor(obj);
+		set_freepointer(s, obj, prev);
+		prev = obj;
+	}
+	*freelist = prev;
+	atomic_store_explicit(&slab->state, ss_make(slab, NULL, objects, objects, true),
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->node.nr_slabs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
+	account_slab(s, oo_order(oo), 1);
+	/* Publish PG_slab last: kfree() of a foreign pointer must not see a half-built slab. */
+	page_set_flag(page, PG_slab);
+	return slab;
+}
+
+static void discard_slab(struct kmem_cache *s, struct slab *slab)
+{
+	struct page *page = slab_page(slab);
+	unsigned int order = compound_order(page);
+
+	atomic_fetch_sub_explicit(&s->node.nr_slabs, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&s->node.total_objects, ss_objects(slab_state(slab)),
+				  memory_order_relaxed);
+	account_slab(s, order, -1);
+	page_clear_flag(page, PG_slab);
+	memset(&slab->slab_cache, 0, sizeof(*slab) - offsetof(struct slab, slab_cache));
+	__free_pages(page, order);
+}
+
+static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
+{
+	n->nr_partial++;
+	if (tail)
+		list_add_tail(&slab->slab_list, &n->partial);
+	else
+		list_add(&slab->slab_list, &n->partial);
+}
+
+static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
+{
+	list_del(&slab->slab_list);
+	n->nr_partial--;
+}
+
+/* Take a slab's whole freelist; a slab left with none is unfrozen (full, on no list). */
+static void *get_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
+{
+	uint64_t old = slab_state(slab), new;
+
+	do {
+		void *fl = ss_freelist(slab, old);
+		new = ss_make(slab, NULL, ss_objects(old), ss_objects(old), fl != NULL);
+	} while (!atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
+							 memory_order_acq_rel,
+							 memory_order_acquire) &&
+		 (stat_s(s, c, CMPXCHG_DOUBLE_FAIL, 1), 1));
+	return ss_freelist(slab, old);
+}
+
+/* Set or clear frozen, keeping freelist and counts; returns the new state. */
+static uint64_t slab_set_frozen(struct slab *slab, bool frozen)
+{
+	uint64_t old = slab_state(slab), new;
+
+	do {
+		new = frozen ? (old | SS_FROZEN) : (old & ~SS_FROZEN);
+	} while (!atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
+							 memory_order_acq_rel,
+							 memory_order_acquire));
+	return new;
+}
+
+/*
+ * Give a thread's partial slabs back to the node (kernel __put_partials):
+ * empty ones beyond min_partial go back to the page allocator.
+ */
+static void put_partials(struct kmem_cache *s, struct slab *list, struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = &s->node;
+	struct slab *discard = NULL;
+
+	if (!list)
+		return;
+	kmem_lock(&n->list_lock);
+	while (list) {
+		struct slab *slab = list;
+		list = slab->next;
+		uint64_t st = slab_set_frozen(slab, false);
+		if (!ss_inuse(st) && n->nr_partial >= s->min_partial) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			add_partial(n, slab, true);
+		}
+	}
+	kmem_unlock(&n->list_lock);
+	while (discard) {
+		struct slab *slab = discard;
+		discard = slab->next;
+		stat_s(s, c, FREE_SLAB, 1);
+		discard_slab(s, slab);
+	}
+}
+
+static inline int slab_count_partial(const struct kmem_cache_cpu *c)
+{
+	return c->partial ? c->partial->slabs : 0;
+}
+
+static void put_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
+{
+	if (c->partial && slab_count_partial(c) >= (int)s->cpu_partial_slabs) {
+		struct slab *list = c->partial;
+		c->partial = NULL;
+		put_partials(s, list, c);
+		stat(c, CPU_PARTIAL_DRAIN);
+	}
+	slab->next = c->partial;
+	slab->slabs = c->partial ? c->partial->slabs + 1 : 1;
+	c->partial = slab;
+}
+
+/*
+ * Give the cpu slab back: merge the thread's remaining freelist into the
+ * slab's, unfreeze it and file it by fullness (kernel deactivate_slab).
+ * Done under list_lock so a racing last free finds it where it belongs.
+ */
+static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freelist,
+			    struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = &s->node;
+	void *tail = NULL;
+	unsigned int cnt = 0;
+
+	for (void *p = freelist; p; p = get_freepointer(s, p)) {
+		tail = p;
+		cnt++;
+	}
+
+	kmem_lock(&n->list_lock);
+	uint64_t old = slab_state(slab), new;
+	void *prior;
+	do {
+		prior = ss_freelist(slab, old);
+		if (tail)
+			set_freepointer(s, tail, prior);
+		new = ss_make(slab, freelist ? freelist : prior, ss_inuse(old) - cnt,
+			      ss_objects(old), false);
+	} while (!atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
+							 memory_order_acq_rel,
+							 memory_order_acquire));
+
+	bool discard = false;
+	if (!ss_inuse(new)) {
+		stat_s(s, c, DEACTIVATE_EMPTY, 1);
+		if (n->nr_partial >= s->min_partial)
+			discard = true;
+		else
+			add_partial(n, slab, false);
+	} else if (ss_freelist(slab, new)) {
+		/* Remotely freed objects mean the slab is cold: file it at the tail. */
+		if (prior) {
+			stat_s(s, c, DEACTIVATE_REMOTE_FREES, 1);
+			add_partial(n, slab, true);
+			stat_s(s, c, DEACTIVATE_TO_TAIL, 1);
+		} else {
+			add_partial(n, slab, false);
+			stat_s(s, c, DEACTIVATE_TO_HEAD, 1);
+		}
+	} else {
+		stat_s(s, c, DEACTIVATE_FULL, 1);
+	}
+	kmem_unlock(&n->list_lock);
+	if (discard) {
+		stat_s(s, c, FREE_SLAB, 1);
+		discard_slab(s, slab);
+	}
+}
+
+static bool thrashing(const struct kmem_cache *s, const struct kmem_cache_cpu *c)
+{
+	return s->min_free_watermark && c->thrash >= THRASH_ON;
+}
+
+/*
+ * seed 003: a cpu slab taken from a partial list that served fewer fast-path
+ * allocations than the watermark before running dry is a sign of thrashing.
+ * A few in a row switch the thread to picking only partial slabs with at
+ * least the watermark's worth of free objects (or a new slab).
+ */
+static void thrash_account(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	if (!s->min_free_watermark || !c->from_partial)
+		return;
+	unsigned int served = __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED) -
+			      c->fast_mark + 1;
+	if (served < s->min_free_watermark) {
+		if (c->thrash < THRASH_MAX)
+			c->thrash++;
+		stat(c, THRASH_DETECTED);
+	} else if (c->thrash) {
+		c->thrash--;
+	}
+}
+
+/*
+ * Refill from the node partial list (kernel get_partial_node): the first
+ * suitable slab becomes the cpu slab, more go to the thread's partial list
+ * until it holds half of cpu_partial_slabs.
+ */
+static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				void **freelist, bool picky)
+{
+	struct kmem_cache_node *n = &s->node;
+	struct slab *slab, *tmp, *got = NULL;
+	unsigned int taken = 0;
+
+	if (!__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED))
+		return NULL;
+	kmem_lock(&n->list_lock);
+	list_for_each_entry_safe(slab, tmp, &n->partial, slab_list) {
+		if (picky && slab_free_objects(slab) < s->min_free_watermark) {
+			stat(c, THRASH_SKIP_PARTIAL);
+			continue;
+		}
+		remove_partial(n, slab);
+		if (!got) {
+			got = slab;
+			*freelist = get_freelist(s, slab, c);
+			/* An unfrozen slab on the list always has free objects. */
+			stat(c, ALLOC_FROM_PARTIAL);
+			if (!s->cpu_partial_slabs)
+				break;
+		} else {
+			slab_set_frozen(slab, true);
+			slab->next = c->partial;
+			slab->slabs = c->partial ? c->partial->slabs + 1 : 1;
+			c->partial = slab;
+			stat(c, CPU_PARTIAL_NODE);
+			if (++taken > s->cpu_partial_slabs / 2)
+				break;
+		}
+	}
+	kmem_unlock(&n->list_lock);
+	return got;
+}
+
+/* The slow path of allocation (kernel ___slab_alloc); @c is this thread's slot. */
+static void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
+{
+	struct slab *slab = c->slab;
+	void *freelist;
+
+	if (slab) {
+		/* Our lockless freelist ran dry: take what others freed meanwhile. */
+		freelist = get_freelist(s, slab, c);
+		if (freelist) {
+			stat(c, ALLOC_REFILL);
+			goto load;
+		}
+		c->slab = NULL;
+		stat(c, DEACTIVATE_BYPASS);
+		thrash_account(s, c);
+	}
+
+	bool picky = thrashing(s, c);
+	while (c->partial) {
+		slab = c->partial;
+		c->partial = slab->next;
+		if (c->partial)
+			c->partial->slabs = slab->slabs - 1;
+		if (picky && slab_free_objects(slab) < s->min_free_watermark) {
+			stat(c, THRASH_SKIP_PARTIAL);
+			slab->next = NULL;
+			put_partials(s, slab, c);
+			continue;
+		}
+		freelist = get_freelist(s, slab, c);
+		if (!freelist)		/* cannot happen: nobody allocates from it but us */
+			continue;
+		stat(c, CPU_PARTIAL_ALLOC);
+		goto new_cpu_slab_partial;
+	}
+
+	slab = get_partial(s, c, &freelist, picky);
+	if (slab)
+		goto new_cpu_slab_partial;
+
+	slab = new_slab(s, picky ? gfp | __GFP_NOWARN : gfp, c, &freelist);
+	if (slab) {
+		stat(c, ALLOC_SLAB);
+		c->from_partial = 0;
+		goto new_cpu_slab;
+	}
+	/* No memory for a new slab: a poor partial beats none. */
+	if (picky && (slab = get_partial(s, c, &freelist, false)) != NULL)
+		goto new_cpu_slab_partial;
+	return NULL;
+
+new_cpu_slab_partial:
+	c->from_partial = 1;
+new_cpu_slab:
+	c->slab = slab;
+	c->fast_mark = __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED);
+load:
+	c->freelist = get_freepointer(s, freelist);
+	return freelist;
+}
+
+/* Allocation for a thread without per-thread state (it is exiting). */
+static void *slab_alloc_unowned(struct kmem_cache *s, gfp_t gfp)
+{
+	struct kmem_cache_cpu tmp = { .cache = s };
+	void *obj = ___slab_alloc(s, gfp, &tmp);
+
+	if (obj) {
+		/* Hand back the rest at once: nobody will own this slab. */
+		deactivate_slab(s, tmp.slab, tmp.freelist, NULL);
+		put_partials(s, tmp.partial, NULL);
+	}
+	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
+		if (tmp.stat[i])
+			atomic_fetch_add_explicit(&s->dead_stat[i], tmp.stat[i], memory_order_relaxed);
+	return obj;
+}
+
+void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp)
+{
+	if (unlikely(kmem_boot()))
+		return NULL;
+	struct kmem_cache_cpu *c = get_cpu_slot(s);
+	void *obj;
+
+	if (unlikely(!c)) {
+		obj = slab_alloc_unowned(s, gfp);
+		if (obj)
+			atomic_fetch_add_explicit(&s->dead_stat[ALLOC_SLOWPATH], 1, memory_order_relaxed);
+	} else if (likely(c->freelist)) {
+		/* The slot was just set up, or another path refilled it. */
+		obj = c->freelist;
+		c->freelist = get_freepointer(s, obj);
+		stat(c, ALLOC_FASTPATH);
+	} else {
+		obj = ___slab_alloc(s, gfp, c);
+		if (obj)
+			stat(c, ALLOC_SLOWPATH);
+	}
+	if (obj && (gfp & __GFP_ZERO))
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/* ---- freeing ------------------------------------------------------- */
+
+/*
+ * Free @cnt objects (head..tail, already chained) into a slab that is not
+ * this thread's cpu slab (kernel __slab_free).  @c may be NULL.
+ */
+static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
+			unsigned int cnt, struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = NULL;
+	uint64_t old = slab_state(slab), new;
+	void *prior;
+	bool was_frozen, frozen;
+	unsigned int inuse;
+
+	for (;;) {
+		prior = ss_freelist(slab, old);
+		was_frozen = ss_frozen(old);
+		inuse = ss_inuse(old) - cnt;
+		frozen = was_frozen;
+		if ((!inuse || !prior) && !was_frozen) {
+			if (c && s->cpu_partial_slabs && !prior) {
+				/* A full slab gets free objects: keep it on our partial list. */
+				frozen = true;
+			} else if (!n) {
+				/* The slab may change lists: decide under the lock. */
+				n = &s->node;
+				kmem_lock(&n->list_lock);
+				old = slab_state(slab);
+				continue;
+			}
+		}
+		set_freepointer(s, tail, prior);
+		new = ss_make(slab, head, inuse, ss_objects(old), frozen);
+		if (atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			break;
+		stat_s(s, c, CMPXCHG_DOUBLE_FAIL, 1);
+	}
+
+	if (was_frozen) {
+		if (n)
+			kmem_unlock(&n->list_lock);
+		stat_s(s, c, FREE_FROZEN, 1);
+		return;
+	}
+	if (!n) {
+		if (frozen) {
+			put_cpu_partial(s, c, slab);
+			stat(c, CPU_PARTIAL_FREE);
+		}
+		return;
+	}
+	if (!inuse && n->nr_partial >= s->min_partial) {
+		if (prior) {
+			remove_partial(n, slab);
+			stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
+		}
+		kmem_unlock(&n->list_lock);
+		stat_s(s, c, FREE_SLAB, 1);
+		discard_slab(s, slab);
+		return;
+	}
+	if (!prior) {
+		add_partial(n, slab, true);
+		stat_s(s, c, FREE_ADD_PARTIAL, 1);
+	}
+	kmem_unlock(&n->list_lock);
+}
+
+/* Is @x the start of an object in @slab? (cheap, no division) */
+static inline bool slab_obj_valid(const struct kmem_cache *s, struct slab *slab, const void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab) - s->red_left_pad;
+	uint64_t st = slab_state(slab);
+
+	return off < (uintptr_t)ss_objects(st) * s->size &&
+	       offset_is_multiple((uint32_t)off, s->div_magic);
+}
+
+void slab_report_bad_free(const char *func, const void *x, const char *why)
+{
+	kmem_warn("mm/slub.c:free", "%s(%p): %s\n", func, x, why);
+}
+
+static void report_double_free(struct kmem_cache *s, const void *x)
+{
+	kmem_report("BUG %s (Not tainted): Object already free\n"
+		    "INFO: Object %p: double free detected, the free is ignored\n",
+		    s->name, x);
+}
+
+void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	struct kmem_cache_cpu *c = slub_this ? get_cpu_slot(s) : NULL;
+
+	if (unlikely(!slab_obj_valid(s, slab, x))) {
+		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
+			    "INFO: the pointer is not the start of an object; the free is ignored\n",
+			    s->name, x);
+		return;
+	}
+	if (c && slab == c->slab) {
+		if (x == c->freelist) {
+			report_double_free(s, x);
+			return;
+		}
+		set_freepointer(s, x, c->freelist);
+		c->freelist = x;
+		stat(c, FREE_FASTPATH);
+		return;
+	}
+	/* The cheap double-free check off the fast path: the slab's freelist head. */
+	if (unlikely(ss_freelist(slab, slab_state(slab)) == x) || unlikely(!ss_inuse(slab_state(slab)))) {
+		report_double_free(s, x);
+		return;
+	}
+	stat_s(s, c, FREE_SLOWPATH, 1);
+	__slab_free(s, slab, x, x, 1, c);
+}
+
+/* ---- bulk ---------------------------------------------------------- */
+
+int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
+{
+	if (unlikely(kmem_boot()))
+		return 0;
+	struct kmem_cache_cpu *c = get_cpu_slot(s);
+	size_t i;
+
+	if (unlikely(!c)) {
+		for (i = 0; i < size; i++)
+			if (!(p[i] = __slub_alloc_slow(s, gfp)))
+				goto error;
+		return (int)size;
+	}
+	unsigned int fast = 0;
+	for (i = 0; i < size; i++) {
+		void *obj = c->freelist;
+
+		if (unlikely(!obj)) {
+			obj = ___slab_alloc(s, gfp, c);
+			if (unlikely(!obj))
+				goto error_stat;
+			stat(c, ALLOC_SLOWPATH);
+		} else {
+			c->freelist = get_freepointer(s, obj);
+			fast++;
+		}
+		p[i] = obj;
+	}
+	stat_add(c, ALLOC_FASTPATH, fast);
+	if (gfp & __GFP_ZERO)
+		for (i = 0; i < size; i++)
+			memset(p[i], 0, s->object_size);
+	return (int)size;
+
+error_stat:
+	stat_add(c, ALLOC_FASTPATH, fast);
+error:
+	slub_free_bulk(s, i, p);
+	return 0;
+}
+
+/* Checks one object of a bulk free; NULL slab means skip it (reported). */
+static struct slab *bulk_obj_slab(struct kmem_cache **sp, void *x)
+{
+	struct slab *slab = virt_to_slab(x);
+
+	if (unlikely(!slab)) {
+		slab_report_bad_free("kmem_cache_free_bulk", x, "not a slab object");
+		return NULL;
+	}
+	struct kmem_cache *cache = slab->slab_cache;
+	if (*sp && unlikely(cache != *sp)) {
+		kmem_report("kmem_cache_free_bulk(%s, %p): object belongs to cache %s; not freed\n",
+			    (*sp)->name, x, cache->name);
+		return NULL;
+	}
+	if (unlikely(!slab_obj_valid(cache, slab, x))) {
+		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n", cache->name, x);
+		return NULL;
+	}
+	*sp = cache;
+	return slab;
+}
+
+/*
+ * Free objects in bulk (kernel build_detached_freelist): objects of the same
+ * slab, found looking back a few entries, are chained and freed with one
+ * compare-and-swap.  Entries taken are set to NULL, as in the kernel.
+ * With s == NULL each object's own cache is used (objects must be slab ones).
+ */
+void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
+{
+	while (size) {
+		void *x = p[--size];
+		if (!x)
+			continue;
+		struct kmem_cache *cache = s;
+		struct slab *slab = bulk_obj_slab(&cache, x);
+		if (!slab)
+			continue;
+
+		void *head = x, *tail = x;
+		unsigned int cnt = 1, lookahead = 3;
+		struct kmem_cache_cpu *c = slub_this ? get_cpu_slot(cache) : NULL;
+		void *cpu_head = (c && slab == c->slab) ? c->freelist : NULL;
+
+		if (unlikely(x == cpu_head)) {
+			report_double_free(cache, x);
+			continue;
+		}
+
+		for (size_t j = size; j-- > 0 && lookahead;) {
+			void *y = p[j];
+			if (!y)
+				continue;
+			if (((uintptr_t)y ^ (uintptr_t)x) >> PAGE_SHIFT &&
+			    virt_to_head_page_checked(y) != slab_page(slab)) {
+				lookahead--;
+				continue;
+			}
+			if (!slab_obj_valid(cache, slab, y) || y == head || y == cpu_head) {
+				report_double_free(cache, y);
+				p[j] = NULL;
+				continue;
+			}
+			set_freepointer(cache, y, head);
+			head = y;
+			cnt++;
+			p[j] = NULL;
+			if (j == size - 1)
+				size--;
+		}
+		if (c && slab == c->slab) {
+			set_freepointer(cache, tail, c->freelist);
+			c->freelist = head;
+			stat_add(c, FREE_FASTPATH, cnt);
+		} else {
+			stat_s(cache, c, FREE_SLOWPATH, cnt);
+			__slab_free(cache, slab, head, tail, cnt, c);
+		}
+	}
+}
+
+/* ---- flushing, thread exit ----------------------------------------- */
+
+static void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	if (c->slab) {
+		struct slab *slab = c->slab;
+		void *freelist = c->freelist;
+		c->slab = NULL;
+		c->freelist = NULL;
+		deactivate_slab(s, slab, freelist, c);
+		stat(c, CPUSLAB_FLUSH);
+	}
+	if (c->partial) {
+		struct slab *list = c->partial;
+		c->partial = NULL;
+		put_partials(s, list, c);
+	}
+}
+
+static void slub_cache_release(struct kmem_cache *s);
+
+/* Fold a slot's counters into the cache and let go of it. */
+static void retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	flush_cpu_slot(s, c);
+	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
+		unsigned int v = __atomic_load_n(&c->stat[i], __ATOMIC_RELAXED);
+		if (v)
+			atomic_fetch_add_explicit(&s->dead_stat[i], v, memory_order_relaxed);
+		__atomic_store_n(&c->stat[i], 0, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
+	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1 &&
+	    __atomic_load_n(&s->dying, __ATOMIC_ACQUIRE))
+		slub_cache_release(s);
+}
+
+void slub_flush_this_thread(struct kmem_cache *s)
+{
+	struct kmem_cache_cpu *c = this_cpu_slot(s);
+
+	if (c)
+		flush_cpu_slot(s, c);
+}
+
+static void slub_thread_exit(void *arg)
+{
+	struct slub_thread_hdr *h = arg;
+	struct slub_thread *t = &h->t;
+	unsigned int nr = atomic_load(&next_cache_index);
+
+	for (unsigned int i = 0; i < nr; i++) {
+		struct kmem_cache *s = __atomic_load_n(&t->cpu[i].cache, __ATOMIC_ACQUIRE);
+		if (s)
+			retire_cpu_slot(s, &t->cpu[i]);
+	}
+	kmem_lock(&slub_threads_lock);
+	list_del(&h->reg.node);
+	kmem_unlock(&slub_threads_lock);
+	slub_this = NULL;
+	slub_thread_state = SLUB_THREAD_DEAD;
+	munmap(h, sizeof(*h));
+}
+
+/* ---- caches -------------------------------------------------------- */
+
+static struct slab_order_params order_params(void)
+{
+	struct slab_order_params p = SLAB_ORDER_PARAMS_DEFAULT(kmem_nr_cpus());
+
+	p.min_order = slub_min_order;
+	p.max_order = slub_max_order;
+	/* As in the kernel: a min above max raises max. */
+	if (p.min_order > p.max_order)
+		p.max_order = p.min_order;
+	if (p.max_order > MAX_PAGE_ORDER)
+		p.max_order = MAX_PAGE_ORDER;
+	p.min_objects = slub_min_objects;
+	return p;
+}
+
+int slub_cache_create(struct kmem_cache *s)
+{
+	struct slab_order_params p = order_params();
+	struct slub_layout l;
+	int rc = slub_calculate_layout(s->object_size, s->align, s->flags, s->ctor != NULL, &p, &l);
+
+	if (rc)
+		return rc;
+	unsigned int index = atomic_fetch_add(&next_cache_index, 1);
+	if (index >= KMEM_MAX_CACHES) {
+		atomic_fetch_sub(&next_cache_index, 1);
+		pr_err("too many caches (at most %d)\n", KMEM_MAX_CACHES);
+		return -ENOSPC;
+	}
+	s->index = index;
+	s->size = l.size;
+	s->inuse = l.inuse;
+	s->offset = l.offset;
+	s->align = l.align;
+	s->red_left_pad = l.red_left_pad;
+	s->oo = oo_make(l.order, l.size);
+	s->min = oo_make(l.min_order, l.size);
+	s->div_magic = div_magic(l.size);
+	s->min_partial = slub_min_partial(l.size);
+	s->cpu_partial = slub_has_cpu_partial(s->flags) ? slub_default_cpu_partial(l.size) : 0;
+	s->cpu_partial_slabs = s->cpu_partial ? slub_cpu_partial_slabs(s->cpu_partial, l.objects) : 0;
+	s->random = 0;
+	if (slab_freelist_hardened) {
+		/* A per-cache key; the low bit set so it is never 0. */
+		s->random = ((uintptr_t)s * 0x9E3779B97F4A7C15ull) ^ os_now_ns() ^ ((uintptr_t)&p << 7);
+		s->random |= 1;
+	}
+	kmem_lock_init(&s->node.list_lock);
+	INIT_LIST_HEAD(&s->node.partial);
+	return 0;
+}
+
+size_t slub_ksize(const struct kmem_cache *s)
+{
+	/* Debug metadata after the object is not the user's to use. */
+	if (s->flags & (SLAB_RED_ZONE | SLAB_POISON))
+		return s->object_size;
+	if (s->flags & (SLAB_TYPESAFE_BY_RCU | SLAB_STORE_USER) || s->ctor)
+		return s->inuse;
+	return s->size;
+}
+
+/* Discard the node's empty slabs and sort the rest fullest first (kernel __kmem_cache_do_shrink). */
+static int shrink_node(struct kmem_cache *s, bool keep_min)
+{
+	struct kmem_cache_node *n = &s->node;
+	struct list_head discard = LIST_HEAD_INIT(discard);
+	struct list_head promote[32];
+	struct slab *slab, *tmp;
+
+	for (int i = 0; i < 32; i++)
+		INIT_LIST_HEAD(&promote[i]);
+	kmem_lock(&n->list_lock);
+	list_for_each_entry_safe(slab, tmp, &n->partial, slab_list) {
+		unsigned int free = slab_free_objects(slab);
+		if (free == ss_objects(slab_state(slab)) &&
+		    (!keep_min || n->nr_partial > s->min_partial)) {
+			remove_partial(n, slab);
+			list_add(&slab->slab_list, &discard);
+		} else if (free <= 32 && free) {
+			list_move(&slab->slab_list, &promote[free - 1]);
+		}
+	}
+	/* Slabs with the fewest free objects first: they fill up and free
+	 * slabs are more likely to empty. */
+	for (int i = 31; i >= 0; i--)
+		while (!list_empty(&promote[i])) {
+			slab = list_last_entry(&promote[i], struct slab, slab_list);
+			list_move(&slab->slab_list, &n->partial);
+		}
+	kmem_unlock(&n->list_lock);
+	int freed = 0;
+	list_for_each_entry_safe(slab, tmp, &discard, slab_list) {
+		atomic_fetch_add_explicit(&s->dead_stat[FREE_SLAB], 1, memory_order_relaxed);
+		discard_slab(s, slab);
+		freed++;
+	}
+	return freed;
+}
+
+int slub_shrink(struct kmem_cache *s)
+{
+	slub_flush_this_thread(s);
+	shrink_node(s, false);
+	return 0;
+}
+
+/* The last reference is gone: check for leaks and free what is left (kernel __kmem_cache_shutdown). */
+static void slub_cache_release(struct kmem_cache *s)
+{
+	shrink_node(s, false);
+	long slabs = atomic_load(&s->node.nr_slabs);
+	if (slabs) {
+		kmem_warn("mm/slab_common.c:kmem_cache_destroy",
+			  "kmem_cache_destroy %s: Slab cache still has objects when called from kmem_cache_destroy\n"
+			  "BUG %s (Not tainted): Objects remaining in %s on __kmem_cache_shutdown()\n"
+			  "INFO: %ld slab(s) with %ld objects still allocated; the cache is kept\n",
+			  s->name, s->name, s->name, slabs, atomic_load(&s->node.total_objects));
+		return;
+	}
+	extern void kmem_cache_free_struct(struct kmem_cache *s);
+	kmem_cache_free_struct(s);
+}
+
+void slub_cache_destroy(struct kmem_cache *s)
+{
+	struct kmem_cache_cpu *c = this_cpu_slot(s);
+
+	__atomic_store_n(&s->dying, true, __ATOMIC_RELEASE);
+	/* Other threads keep their slots until they exit; the last one releases. */
+	atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_acq_rel);
+	if (c)
+		retire_cpu_slot(s, c);
+	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
+		slub_cache_release(s);
+}
+
+/* ---- statistics and introspection ---------------------------------- */
+
+const char *const slub_stat_names[NR_SLUB_STAT_ITEMS] = {
+	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "free_frozen",
+	"free_add_partial", "free_remove_partial", "alloc_from_partial", "alloc_slab",
+	"alloc_refill", "alloc_node_mismatch", "free_slab", "cpuslab_flush", "deactivate_full",
+	"deactivate_empty", "deactivate_to_head", "deactivate_to_tail",
+	"deactivate_remote_frees", "deactivate_bypass", "order_fallback",
+	"cmpxchg_double_cpu_fail", "cmpxchg_double_fail", "cpu_partial_alloc",
+	"cpu_partial_free", "cpu_partial_node", "cpu_partial_drain",
+	"thrash_detected", "thrash_skip_partial",
+};
+
+unsigned long slub_stat_sum(struct kmem_cache *s, enum stat_item si, unsigned long *per_thread,
+			    int max_threads, int *nr_threads)
+{
+	struct slub_thread_node *r;
+	unsigned long sum = atomic_load_explicit(&s->dead_stat[si], memory_order_relaxed);
+	int n = 0;
+
+	kmem_lock(&slub_threads_lock);
+	list_for_each_entry(r, &slub_threads, node) {
+		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
+		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) != s)
+			continue;
+		unsigned long v = __atomic_load_n(&c->stat[si], __ATOMIC_RELAXED);
+		sum += v;
+		if (per_thread && n < max_threads)
+			per_thread[n] = v;
+		n++;
+	}
+	kmem_unlock(&slub_threads_lock);
+	if (nr_threads)
+		*nr_threads = n < max_threads ? n : max_threads;
+	return sum;
+}
+
+void slub_stat_clear(struct kmem_cache *s, enum stat_item si)
+{
+	struct slub_thread_node *r;
+
+	atomic_store_explicit(&s->dead_stat[si], 0, memory_order_relaxed);
+	kmem_lock(&slub_threads_lock);
+	list_for_each_entry(r, &slub_threads, node) {
+		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
+		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) == s)
+			__atomic_store_n(&c->stat[si], 0, __ATOMIC_RELAXED);
+	}
+	kmem_unlock(&slub_threads_lock);
+}
+
+/*
+ * Numbers for /proc/slabinfo and sysfs.  As in the kernel, objects cached by
+ * threads count as active: only free objects on node partial slabs do not.
+ * Per-thread slabs are counted from their owners' slots without stopping
+ * them, so concurrent readers see a consistent-enough snapshot.
+ */
+void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
+{
+	struct kmem_cache_node *n = &s->node;
+	struct slab *slab;
+	struct slub_thread_node *r;
+
+	memset(info, 0, sizeof(*info));
+	info->num_slabs = (unsigned long)atomic_load(&n->nr_slabs);
+	info->num_objs = (unsigned long)atomic_load(&n->total_objects);
+	kmem_lock(&n->list_lock);
+	info->partial = n->nr_partial;
+	unsigned long free = 0;
+	list_for_each_entry(slab, &n->partial, slab_list) {
+		unsigned int f = slab_free_objects(slab);
+		free += f;
+		info->objects_partial += ss_objects(slab_state(slab)) - f;
+	}
+	kmem_unlock(&n->list_lock);
+	info->active_objs = info->num_objs - free;
+	info->active_slabs = info->num_slabs;
+
+	kmem_lock(&slub_threads_lock);
+	list_for_each_entry(r, &slub_threads, node) {
+		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
+		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) != s)
+			continue;
+		if (__atomic_load_n(&c->slab, __ATOMIC_RELAXED))
+			info->cpu_slabs++;
+		struct slab *p = __atomic_load_n(&c->partial, __ATOMIC_RELAXED);
+		if (p) {
+			info->cpu_partial_slabs += (unsigned long)p->slabs;
+			info->cpu_partial_objs += (unsigned long)p->slabs * oo_objects(s->oo) / 2;
+		}
+	}
+	kmem_unlock(&slub_threads_lock);
+}
+
+/*
+ * Walk every node partial slab: its freelist must stay inside the slab, on
+ * slot boundaries, without cycles, and match its in-use count.  (Full and
+ * thread-owned slabs are not on any list; slub_debug will track them.)
+ */
+long slub_validate(struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = &s->node;
+	struct slab *slab;
+	long errors = 0;
+
+	slub_flush_this_thread(s);
+	kmem_lock(&n->list_lock);
+	list_for_each_entry(slab, &n->partial, slab_list) {
+		uint64_t st = slab_state(slab);
+		unsigned int nfree = 0, objects = ss_objects(st);
+		for (void *p = ss_freelist(slab, st); p && nfree <= objects; p = get_freepointer(s, p)) {
+			if (!slab_obj_valid(s, slab, p)) {
+				kmem_report("BUG %s (Not tainted): Freechain corrupt\n", s->name);
+				errors++;
+				break;
+			}
+			nfree++;
+		}
+		if (nfree != objects - ss_inuse(st)) {
+			kmem_report("BUG %s (Not tainted): Wrong object count. Counter is %u but counted were %u\n",
+				    s->name, ss_inuse(st), objects - nfree);
+			errors++;
+		}
+		if (ss_frozen(st)) {
+			kmem_report("BUG %s (Not tainted): frozen slab on the node partial list\n", s->name);
+			errors++;
+		}
+	}
+	kmem_unlock(&n->list_lock);
+	return errors;
+}
+
+void slub_set_min_free_watermark(struct kmem_cache *s, unsigned long ratio)
+{
+	/* Stored as objects so the slow path needs no arithmetic (seed 003). */
+	__atomic_store_n(&s->min_free_watermark,
+			 (unsigned int)(oo_objects(s->oo) * ratio / 100), __ATOMIC_RELAXED);
+}
+
+unsigned long slub_thrash_ratio(const struct kmem_cache *s)
+{
+	return (unsigned long)__atomic_load_n(&s->min_free_watermark, __ATOMIC_RELAXED) * 100 /
+	       oo_objects(s->oo);
+}
+
+int slub_set_cpu_partial(struct kmem_cache *s, unsigned int objects)
+{
+	if (objects && !slub_has_cpu_partial(s->flags))
+		return -EINVAL;
+	s->cpu_partial = objects;
+	s->cpu_partial_slabs = objects ? slub_cpu_partial_slabs(objects, oo_objects(s->oo)) : 0;
+	return 0;
+}
+
+int slub_init(void)
+{
+	return os_thread_exit_key_create(&slub_key, slub_thread_exit);
+}

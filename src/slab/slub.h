@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SLUB: per-thread slabs with lockless freelists (kernel mm/slub.c, the
+ * classic design up to 6.17).  This header holds the structures and the
+ * inline fast paths; slub.c the slow paths.
+ *
+ * "Per CPU" is per thread in this version.  Everything a true per-CPU (rseq)
+ * version replaces is slub_this and struct slub_thread.
+ */
+#ifndef KMEM_SLUB_H
+#define KMEM_SLUB_H
+
+#include <string.h>
+
+#include "slab/slab.h"
+
+/*
+ * struct slab overlays the head struct page of a slab (words 1..6).
+ * Freelist head and counters share one 64-bit word, so a remote free is a
+ * single compare-and-swap (the kernel needs a double-word cmpxchg for a full
+ * pointer; an offset inside a slab of at most 4 MiB fits in 24 bits):
+ *
+ *   bits  0..23  freelist: (offset of first free object / 8) + 1, 0 = none
+ *   bits 24..38  inuse:    objects not on the slab freelist
+ *   bits 39..53  objects:  objects in the slab
+ *   bit  54      frozen:   owned by a thread (its cpu slab or cpu partial list)
+ */
+struct slab {
+	unsigned long __page_flags;
+	struct kmem_cache *slab_cache;
+	union {
+		struct list_head slab_list;	/* node partial list */
+		struct {			/* a thread's partial list */
+			struct slab *next;
+			int slabs;
+		};
+	};
+	_Atomic uint64_t state;
+	unsigned long __unused[2];
+};
+
+_Static_assert(sizeof(struct slab) <= offsetof(struct page, _refcount),
+	       "struct slab must not overlay _refcount");
+_Static_assert(offsetof(struct slab, slab_cache) == offsetof(struct page, __overlay),
+	       "slab_cache must be word 1, as page_slab_cache() reads it");
+
+#define SS_FREE_BITS	24
+#define SS_INUSE_SHIFT	24
+#define SS_OBJ_SHIFT	39
+#define SS_FROZEN	(1ULL << 54)
+#define SS_MASK15	0x7fffULL
+
+static inline struct slab *page_slab(struct page *page) { return (struct slab *)page; }
+static inline struct page *slab_page(struct slab *slab) { return (struct page *)slab; }
+static inline char *slab_address(struct slab *slab) { return __page_address(slab_page(slab)); }
+
+static inline unsigned int ss_inuse(uint64_t st) { return (st >> SS_INUSE_SHIFT) & SS_MASK15; }
+static inline unsigned int ss_objects(uint64_t st) { return (st >> SS_OBJ_SHIFT) & SS_MASK15; }
+static inline bool ss_frozen(uint64_t st) { return st & SS_FROZEN; }
+
+static inline void *ss_freelist(struct slab *slab, uint64_t st)
+{
+	uint64_t f = st & ((1ULL << SS_FREE_BITS) - 1);
+
+	return f ? slab_address(slab) + ((f - 1) << 3) : NULL;
+}
+
+static inline uint64_t ss_make(struct slab *slab, void *freelist, unsigned int inuse,
+			       unsigned int objects, bool frozen)
+{
+	uint64_t f = freelist ? (((uint64_t)((char *)freelist - slab_address(slab)) >> 3) + 1) : 0;
+
+	return f | ((uint64_t)inuse << SS_INUSE_SHIFT) | ((uint64_t)objects << SS_OBJ_SHIFT) |
+	       (frozen ? SS_FROZEN : 0);
+}
+
+static inline uint64_t slab_state(struct slab *slab)
+{
+	return atomic_load_explicit(&slab->state, memory_order_acquire);
+}
+
+/* ---- free pointers -------------------------------------------------- */
+
+/*
+ * With slab_freelist_hardened=1 a stored free pointer is
+ * ptr ^ s->random ^ bswap(address it is stored at), as in the kernel, so a
+ * use-after-free write cannot steer the allocator to an address of its choice.
+ */
+static inline void *freelist_decode(const struct kmem_cache *s, uintptr_t stored, uintptr_t at)
+{
+	if (s->random)
+		stored ^= s->random ^ __builtin_bswap64(at);
+	return (void *)stored;
+}
+
+static inline void *get_freepointer(const struct kmem_cache *s, void *object)
+{
+	uintptr_t at = (uintptr_t)object + s->offset;
+
+	return freelist_decode(s, *(uintptr_t *)at, at);
+}
+
+static inline void set_freepointer(const struct kmem_cache *s, void *object, void *fp)
+{
+	uintptr_t at = (uintptr_t)object + s->offset, v = (uintptr_t)fp;
+
+	if (s->random)
+		v ^= s->random ^ __builtin_bswap64(at);
+	*(uintptr_t *)at = v;
+}
+
+/* ---- per-thread state ---------------------------------------------- */
+
+struct kmem_cache_cpu {
+	void *freelist;			/* lockless freelist of the cpu slab */
+	struct slab *slab;		/* the cpu slab */
+	struct slab *partial;		/* this thread's partial slabs */
+	struct kmem_cache *cache;	/* NULL: slot not in use by this thread */
+	unsigned int fast_mark;		/* ALLOC_FASTPATH when the cpu slab came */
+	unsigned char from_partial;	/* the cpu slab came from a partial list */
+	unsigned char thrash;		/* recent refills that served < watermark */
+	unsigned int stat[NR_SLUB_STAT_ITEMS];
+} __attribute__((aligned(64)));
+
+struct slub_thread {
+	struct kmem_cache_cpu cpu[KMEM_MAX_CACHES];
+};
+
+extern __thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
+
+static inline void stat(struct kmem_cache_cpu *c, enum stat_item si)
+{
+	__atomic_store_n(&c->stat[si], __atomic_load_n(&c->stat[si], __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+static inline void stat_add(struct kmem_cache_cpu *c, enum stat_item si, unsigned int n)
+{
+	__atomic_store_n(&c->stat[si], __atomic_load_n(&c->stat[si], __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+/* ---- slow paths (slub.c) ------------------------------------------- */
+
+void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp);
+void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x);
+int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
+void slub_free_bulk(struct kmem_cache *s, size_t size, void **p);
+int slub_cache_create(struct kmem_cache *s);
+void slub_cache_destroy(struct kmem_cache *s);
+int slub_shrink(struct kmem_cache *s);
+int slub_init(void);
+size_t slub_ksize(const struct kmem_cache *s);
+void slub_set_min_free_watermark(struct kmem_cache *s, unsigned long ratio);
+unsigned long slub_thrash_ratio(const struct kmem_cache *s);
+int slub_set_cpu_partial(struct kmem_cache *s, unsigned int objects);
+/* Sum of a stat over live threads and exited ones; clear sets all to 0. */
+unsigned long slub_stat_sum(struct kmem_cache *s, enum stat_item si, unsigned long *per_thread,
+			    int max_threads, int *nr_threads);
+void slub_stat_clear(struct kmem_cache *s, enum stat_item si);
+struct slabinfo {
+	unsigned long active_objs, num_objs, active_slabs, num_slabs;
+	unsigned long cpu_slabs, partial, objects_partial, cpu_partial_objs, cpu_partial_slabs;
+};
+void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info);
+/* Check every slab of @s on the node lists; returns the number of errors. */
+long slub_validate(struct kmem_cache *s);
+/* Flush this thread's cpu slab and partials of @s (kernel flush_slab). */
+void slub_flush_this_thread(struct kmem_cache *s);
+
+/* ---- fast paths ---------------------------------------------------- */
+
+static inline struct slab *virt_to_slab(const void *x)
+{
+	struct page *head = virt_to_head_page_checked(x);
+
+	if (unlikely(!head) || unlikely(!PageSlab(head)))
+		return NULL;
+	return page_slab(head);
+}
+
+static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	struct slub_thread *t = slub_this;
+
+	if (likely(t)) {
+		struct kmem_cache_cpu *c = &t->cpu[s->index];
+		void *object = c->freelist;
+
+		if (likely(object)) {
+			c->freelist = get_freepointer(s, object);
+			stat(c, ALLOC_FASTPATH);
+			if (unlikely(gfp & __GFP_ZERO))
+				memset(object, 0, s->object_size);
+			return object;
+		}
+	}
+	return __slub_alloc_slow(s, gfp);
+}
+
+/* @slab is virt_to_slab(x), already known to belong to @s. */
+static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,
+							    struct slab *slab, void *x)
+{
+	struct slub_thread *t = slub_this;
+
+	if (likely(t)) {
+		struct kmem_cache_cpu *c = &t->cpu[s->index];
+
+		/* Cheap checks that keep bad frees from corrupting the freelist:
+		 * a pointer into the middle of a slot, the same object twice. */
+		if (likely(slab == c->slab) &&
+		    likely(offset_is_multiple((uint32_t)((char *)x - slab_address(slab) - s->red_left_pad),
+						 s->div_magic)) &&
+		    likely(x != c->freelist)) {
+			set_freepointer(s, x, c->freelist);
+			c->freelist = x;
+			stat(c, FREE_FASTPATH);
+			return;
+		}
+	}
+	__slub_free_slow(s, slab, x);
+}
+
+#endif /* KMEM_SLUB_H */
