@@ -24,16 +24,16 @@ KMEM_API int kmem_init(const char *cmdline);
  * Read a virtual file ("/proc/buddyinfo", "/sys/kernel/slab/", ...) into @buf.
  * Like snprintf: at most @size - 1 bytes are copied and the result is always
  * NUL-terminated (if @size > 0); the return value is the full length of the
- * file, so a return >= @size means the copy was truncated.  Errors are
- * negative errno values: -ENOENT unknown path, -EACCES not readable,
- * -ENOMEM no memory to render the file.  A directory path (ending in '/' or
- * naming a directory) lists its entries, one per line.
+ * file, so a return >= @size means the copy was truncated.  Rendering never
+ * allocates.  Errors are negative errno values: -ENOENT unknown path,
+ * -EACCES not readable, -ENOMEM kmem could not boot.  A directory path
+ * (ending in '/' or naming a directory) lists its entries, one per line.
  */
 KMEM_API ssize_t kmem_read(const char *path, char *buf, size_t size);
 
 /*
  * Write @value to a virtual file.  Returns 0 or a negative errno: -ENOENT
- * unknown path, -EACCES read-only, -EINVAL bad value.
+ * unknown path, -EACCES read-only, -EINVAL bad value, -EISDIR a directory.
  */
 KMEM_API int kmem_write(const char *path, const char *value);
 

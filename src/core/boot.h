@@ -11,7 +11,8 @@
 
 #include "core/printk.h"
 
-enum kmem_state { KMEM_DOWN, KMEM_BOOTING, KMEM_UP };
+/* FAILED: a boot was tried and failed; allocations fail until kmem_init() succeeds. */
+enum kmem_state { KMEM_DOWN, KMEM_BOOTING, KMEM_UP, KMEM_FAILED };
 extern atomic_int kmem_system_state;
 
 int __kmem_boot(void);

@@ -98,11 +98,21 @@ int memparse(const char *s, unsigned long *out)
 	return 0;
 }
 
-static int set_param(const struct kernel_param *kp, const char *val)
+/* Parse @val for @kp and, unless @dry_run, store it. */
+static int set_param(const struct kernel_param *kp, const char *val, bool dry_run)
 {
 	unsigned long ul;
 	long l;
 	bool b;
+
+	if (dry_run && kp->type == KPARAM_custom)
+		return kp->set(val, NULL);	/* setters only check when given no kp */
+	if (dry_run) {
+		static char scratch[KPARAM_STR_MAX] __attribute__((aligned(16)));
+		struct kernel_param tmp = *kp;
+		tmp.arg = scratch;
+		return set_param(&tmp, val, false);
+	}
 
 	switch (kp->type) {
 	case KPARAM_bool:
@@ -141,7 +151,7 @@ static int set_param(const struct kernel_param *kp, const char *val)
 	return -EINVAL;
 }
 
-int parse_one_param(const char *name, const char *value)
+int parse_one_param(const char *name, const char *value, bool dry_run)
 {
 	for (const struct kernel_param *kp = kparam_first(); kp < kparam_end(); kp++) {
 		if (strcmp(kp->name, name))
@@ -149,7 +159,7 @@ int parse_one_param(const char *name, const char *value)
 		/* Only booleans may stand alone ("slab_nomerge" is a custom flag). */
 		if (!value && kp->type != KPARAM_bool && kp->type != KPARAM_custom)
 			goto bad;
-		if (set_param(kp, value))
+		if (set_param(kp, value, dry_run))
 			goto bad;
 		return 0;
 	}
@@ -160,7 +170,7 @@ bad:
 	return -EINVAL;
 }
 
-int parse_cmdline(const char *cmdline)
+int parse_cmdline(const char *cmdline, bool dry_run)
 {
 	char buf[4096];
 
@@ -204,7 +214,7 @@ int parse_cmdline(const char *cmdline)
 		}
 		if (*p)
 			*p++ = '\0';
-		int rc = parse_one_param(name, value);
+		int rc = parse_one_param(name, value, dry_run);
 		if (rc)
 			return rc;
 	}

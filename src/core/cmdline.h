@@ -52,10 +52,14 @@ struct kernel_param {
 	__attribute__((used, section("kmem_param"), aligned(__alignof__(struct kernel_param)))) = {			\
 		.name = str, .type = KPARAM_custom, .set = setfn, .help = helptext }
 
-/* Parse a whole command line; 0 or -EINVAL after naming the culprit on stderr. */
-int parse_cmdline(const char *cmdline);
+/*
+ * Parse a whole command line; 0 or -EINVAL after naming the culprit on
+ * stderr.  With @dry_run nothing is stored: a line is checked before any of
+ * it takes effect, so a bad one leaves every setting as it was.
+ */
+int parse_cmdline(const char *cmdline, bool dry_run);
 /* Parse one "name[=value]"; value NULL if none. */
-int parse_one_param(const char *name, const char *value);
+int parse_one_param(const char *name, const char *value, bool dry_run);
 
 /* memparse(): "64M" -> 67108864.  Returns 0 or -EINVAL. */
 int memparse(const char *s, unsigned long *out);

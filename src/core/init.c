@@ -49,7 +49,10 @@ static int start_kmem(void)
 
 static int boot_locked(const char *cmdline, bool from_env)
 {
-	int rc = parse_cmdline(cmdline);
+	int rc = parse_cmdline(cmdline, true);
+
+	if (!rc)
+		rc = parse_cmdline(cmdline, false);
 
 	if (rc) {
 		if (from_env)
@@ -60,7 +63,7 @@ static int boot_locked(const char *cmdline, bool from_env)
 	booting_thread = true;
 	rc = start_kmem();
 	booting_thread = false;
-	atomic_store_explicit(&kmem_system_state, rc ? KMEM_DOWN : KMEM_UP,
+	atomic_store_explicit(&kmem_system_state, rc ? KMEM_FAILED : KMEM_UP,
 			      memory_order_release);
 	return rc;
 }
@@ -73,15 +76,19 @@ int __kmem_boot(void)
 
 	kmem_lock(&boot_lock);
 	int rc = 0;
-	if (atomic_load_explicit(&kmem_system_state, memory_order_acquire) != KMEM_UP) {
+	int state = atomic_load_explicit(&kmem_system_state, memory_order_acquire);
+	if (state == KMEM_FAILED) {
+		rc = -ENOMEM;
+	} else if (state != KMEM_UP) {
 		const char *cmdline = getenv("KMEM_CMDLINE");
-		rc = boot_locked(cmdline, true);
-		if (rc == -EINVAL) {
+		if (parse_cmdline(cmdline, true)) {
 			/* A bad command line is the user's to fix; running on with
 			 * other settings than asked for would hide it. */
+			pr_err("cannot boot: fix KMEM_CMDLINE=\"%s\"\n", cmdline);
 			kmem_unlock(&boot_lock);
 			os_abort();
 		}
+		rc = boot_locked(cmdline, true);
 	}
 	kmem_unlock(&boot_lock);
 	return rc;
@@ -91,7 +98,8 @@ KMEM_API int kmem_init(const char *cmdline)
 {
 	kmem_lock(&boot_lock);
 	int rc = -EBUSY;
-	if (atomic_load_explicit(&kmem_system_state, memory_order_acquire) == KMEM_DOWN)
+	int state = atomic_load_explicit(&kmem_system_state, memory_order_acquire);
+	if (state == KMEM_DOWN || state == KMEM_FAILED)
 		rc = boot_locked(cmdline, false);
 	kmem_unlock(&boot_lock);
 	return rc;

@@ -93,10 +93,12 @@ static int __online_memory(unsigned long nr_pages)
 int online_memory(unsigned long nr_pages)
 {
 	kmem_lock(&hotplug_lock);
+	unsigned long before = mm_online_pages();
 	int rc = __online_memory(nr_pages);
+	unsigned long added = mm_online_pages() - before;
 	kmem_unlock(&hotplug_lock);
 	if (!rc)
-		count_vm_events_global(MEMORY_HOTPLUG_PAGES, nr_pages);
+		count_vm_events_global(MEMORY_HOTPLUG_PAGES, added);
 	return rc;
 }
 
@@ -120,6 +122,17 @@ int mm_core_init(void)
 		       os_page_size(), PAGE_SIZE);
 		return -EINVAL;
 	}
+	if (!boot_mem && mem_block < SECTION_BYTES) {
+		pr_err("kmem.mem_block=%lu is too small: at least %lu bytes\n", mem_block, SECTION_BYTES);
+		return -EINVAL;
+	}
+	if (page_reporting_order > MAX_PAGE_ORDER) {
+		pr_err("page_reporting.page_reporting_order=%u is above MAX_PAGE_ORDER (%d)\n",
+		       page_reporting_order, MAX_PAGE_ORDER);
+		return -EINVAL;
+	}
+	if (check_sysctl_vm_params())
+		return -EINVAL;
 	if (boot_mem) {
 		span = initial = section_round_down(boot_mem);
 		if (!span) {

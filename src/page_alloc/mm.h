@@ -247,6 +247,16 @@ static inline unsigned long wmark_pages(const struct zone *z, enum zone_watermar
 
 /* ---- internal page allocator interface ------------------------------ */
 
+/*
+ * Free-area counters change under zone->lock but the watermark check reads
+ * them without it: relaxed atomic stores keep that race benign and visible.
+ */
+static inline void area_count(unsigned long *counter, long delta)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + (unsigned long)delta,
+			 __ATOMIC_RELAXED);
+}
+
 /* FPI: how a freed block joins the free lists (kernel: fpi_t). */
 #define FPI_NONE	0u
 #define FPI_TO_TAIL	(1u << 0)	/* keep it back: fresh or just-reported memory */
@@ -290,7 +300,6 @@ int rmqueue_bulk(struct zone *zone, unsigned int order, int count,
 void page_reporting_process(struct zone *zone);
 extern bool page_reporting_enabled;
 extern unsigned int page_reporting_order;
-extern unsigned long page_reporting_delay_ms;
 static inline bool page_reporting_wanted(struct zone *zone)
 {
 	return page_reporting_enabled && __atomic_load_n(&zone->report_pending, __ATOMIC_RELAXED);
@@ -300,5 +309,14 @@ extern bool tail_placement;
 
 /* Bad input: a kernel-style report naming the pfn and the fault. */
 void bad_page(struct page *page, const char *reason);
+
+/* For allocator metadata and internal users: never parks pages on pcp lists. */
+struct page *alloc_pages_nopcp(gfp_t gfp, unsigned int order);
+void free_one_page(struct zone *zone, struct page *page, unsigned int order);
+/* The kernel's %pGg: "GFP_KERNEL|__GFP_ZERO". */
+void format_gfp(char *buf, size_t size, gfp_t gfp);
+unsigned long kmem_min_free_kbytes(void);
+/* Check the vm sysctls given at boot, as a write would; 0 or -EINVAL. */
+int check_sysctl_vm_params(void);
 
 #endif /* KMEM_MM_H */

@@ -45,8 +45,8 @@ static void add_to_free_list(struct page *page, struct zone *zone,
 		list_add_tail(&page->buddy_list, &area->free_list[mt]);
 	else
 		list_add(&page->buddy_list, &area->free_list[mt]);
-	area->nr_free++;
-	area->nr_free_mt[mt]++;
+	area_count(&area->nr_free, 1);
+	area_count(&area->nr_free_mt[mt], 1);
 	mod_zone_page_state(NR_FREE_PAGES, 1L << order);
 	if (PageReported(page))
 		mod_zone_page_state(NR_FREE_REPORTED, 1L << order);
@@ -61,8 +61,8 @@ static void del_page_from_free_list(struct page *page, struct zone *zone,
 	list_del(&page->buddy_list);
 	page_clear_flag(page, PG_buddy);
 	set_buddy_order(page, 0);
-	area->nr_free--;
-	area->nr_free_mt[mt]--;
+	area_count(&area->nr_free, -1);
+	area_count(&area->nr_free_mt[mt], -1);
 	mod_zone_page_state(NR_FREE_PAGES, -(1L << order));
 	if (PageReported(page))
 		mod_zone_page_state(NR_FREE_REPORTED, -(1L << order));
@@ -74,8 +74,8 @@ static void move_to_free_list(struct page *page, struct zone *zone,
 	struct free_area *area = &zone->free_area[order];
 
 	list_move_tail(&page->buddy_list, &area->free_list[new_mt]);
-	area->nr_free_mt[old_mt]--;
-	area->nr_free_mt[new_mt]++;
+	area_count(&area->nr_free_mt[old_mt], -1);
+	area_count(&area->nr_free_mt[new_mt], 1);
 }
 
 static inline bool page_is_buddy(const struct page *buddy, unsigned int order)
@@ -474,23 +474,42 @@ unsigned long kmem_min_free_kbytes(void)
 	return min_free_kbytes;
 }
 
+/* The kernel's sysctl ranges; boot values go through the same checks as writes. */
+static int sysctl_vm_check(const char *name, unsigned long val)
+{
+	if (!strcmp(name, "min_free_kbytes"))
+		return val >= 1 && val <= (1UL << 30) ? 0 : -EINVAL;
+	if (!strcmp(name, "watermark_scale_factor"))
+		return val >= 1 && val <= 3000 ? 0 : -EINVAL;
+	if (!strcmp(name, "percpu_pagelist_high_fraction"))
+		return !val || val >= 8 ? 0 : -EINVAL;
+	return -ENOENT;
+}
+
+int check_sysctl_vm_params(void)
+{
+	if ((user_min_free_kbytes && sysctl_vm_check("min_free_kbytes", user_min_free_kbytes)) ||
+	    sysctl_vm_check("watermark_scale_factor", watermark_scale_factor) ||
+	    sysctl_vm_check("percpu_pagelist_high_fraction", percpu_pagelist_high_fraction)) {
+		pr_err("sysctl.vm.*: value out of range (min_free_kbytes 1..1G, "
+		       "watermark_scale_factor 1..3000, percpu_pagelist_high_fraction 0 or >= 8)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int kmem_set_sysctl_vm(const char *name, unsigned long val)
 {
-	if (!strcmp(name, "min_free_kbytes")) {
-		if (val < 1)
-			return -EINVAL;
+	int rc = sysctl_vm_check(name, val);
+
+	if (rc)
+		return rc;
+	if (!strcmp(name, "min_free_kbytes"))
 		user_min_free_kbytes = val;
-	} else if (!strcmp(name, "watermark_scale_factor")) {
-		if (val < 1 || val > 3000)
-			return -EINVAL;
+	else if (!strcmp(name, "watermark_scale_factor"))
 		watermark_scale_factor = (unsigned int)val;
-	} else if (!strcmp(name, "percpu_pagelist_high_fraction")) {
-		if (val && val < 8)
-			return -EINVAL;
+	else
 		percpu_pagelist_high_fraction = (unsigned int)val;
-	} else {
-		return -ENOENT;
-	}
 	setup_per_zone_wmarks();
 	return 0;
 }

@@ -71,8 +71,8 @@ void page_reporting_process(struct zone *zone)
 
 			list_del(&pages[i]->buddy_list);
 			page_clear_flag(pages[i], PG_buddy);
-			area->nr_free--;
-			area->nr_free_mt[mt]--;
+			area_count(&area->nr_free, -1);
+			area_count(&area->nr_free_mt[mt], -1);
 			mod_zone_page_state(NR_FREE_PAGES, -(1L << orders[i]));
 			nr_pages += 1L << orders[i];
 		}
@@ -81,18 +81,25 @@ void page_reporting_process(struct zone *zone)
 		if (!n)
 			break;
 
-		for (int i = 0; i < n; i++)
-			os_release(__page_address(pages[i]), PAGE_SIZE << orders[i]);
+		unsigned int released = 0;	/* bitmap: which blocks the OS took */
+		long released_pages = 0;
+		for (int i = 0; i < n; i++) {
+			if (!os_release(__page_address(pages[i]), PAGE_SIZE << orders[i])) {
+				released |= 1u << i;
+				released_pages += 1L << orders[i];
+			}
+		}
 
 		kmem_lock(&zone->lock);
 		for (int i = 0; i < n; i++)
 			__free_one_page(pages[i], __page_to_pfn(pages[i]), zone, orders[i],
 					get_pageblock_migratetype(pages[i]),
-					FPI_TO_TAIL | FPI_REPORTED);
+					(released & (1u << i)) ? FPI_TO_TAIL | FPI_REPORTED : FPI_TO_TAIL);
 		atomic_fetch_sub_explicit(&zone->nr_isolated_report, nr_pages, memory_order_release);
 		kmem_unlock(&zone->lock);
-		count_vm_events_global(PGREPORTED, (unsigned long)nr_pages);
-		if (n < REPORT_BATCH)
+		count_vm_events_global(PGREPORTED, (unsigned long)released_pages);
+		/* Stop when the OS refuses (mlocked memory) or nothing more is pending. */
+		if (n < REPORT_BATCH || !released)
 			break;
 	}
 	kmem_unlock(&zone->report_lock);

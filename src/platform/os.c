@@ -41,13 +41,14 @@ int os_commit(void *addr, size_t size)
 	return 0;
 }
 
-void os_release(void *addr, size_t size)
+int os_release(void *addr, size_t size)
 {
 	/*
 	 * MADV_DONTNEED rather than MADV_FREE: RSS drops at once, which is what
-	 * users watch, and the range reads back as zeroes.
+	 * users watch, and the range reads back as zeroes.  It fails on locked
+	 * memory (mlockall): then the memory is not released and not zero.
 	 */
-	madvise(addr, size, MADV_DONTNEED);
+	return madvise(addr, size, MADV_DONTNEED) ? -errno : 0;
 }
 
 unsigned int os_nr_cpus(void)

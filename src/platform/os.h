@@ -15,7 +15,7 @@ void *os_reserve(size_t size, size_t align);
 /* Make [addr, addr+size) of a reservation usable (read/write). */
 int os_commit(void *addr, size_t size);
 /* Give the backing memory of [addr, addr+size) back; it refaults as zeroes. */
-void os_release(void *addr, size_t size);
+int os_release(void *addr, size_t size);
 
 unsigned int os_nr_cpus(void);
 unsigned long os_total_ram(void);

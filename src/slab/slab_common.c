@@ -24,11 +24,12 @@ static bool slab_nomerge;
 static struct metapool cache_pool = METAPOOL_INIT(sizeof(struct kmem_cache));
 static struct metapool alias_pool = METAPOOL_INIT(sizeof(struct slab_alias));
 
+/* Custom boot parameter setters only check their value when @kp is NULL. */
 static int set_slab(const char *val, const struct kernel_param *kp)
 {
-	(void)kp;
 	if (val && !strcmp(val, "slub")) {
-		slab_allocator = SLAB_ALLOCATOR_SLUB;
+		if (kp)
+			slab_allocator = SLAB_ALLOCATOR_SLUB;
 		return 0;
 	}
 	if (val && (!strcmp(val, "slab") || !strcmp(val, "slob")))
@@ -41,7 +42,8 @@ static int set_nomerge(const char *val, const struct kernel_param *kp)
 {
 	if (val)
 		return -EINVAL;
-	slab_nomerge = strcmp(kp->name, "slab_merge") != 0;
+	if (kp)
+		slab_nomerge = strcmp(kp->name, "slab_merge") != 0;
 	return 0;
 }
 kmem_param_cb("slab_nomerge", set_nomerge, "never merge caches into aliases");
