@@ -25,6 +25,26 @@ static inline int kmem_boot(void)
 	return __kmem_boot();
 }
 
+/*
+ * fork(): every allocator lock is taken before the fork, in the one order
+ * the code nests them, and released (parent) or re-initialised (child)
+ * after it, so the child can allocate even if other threads were inside
+ * the allocator.  Each layer provides its part.
+ */
+void mm_fork_prepare(void);
+void mm_fork_parent(void);
+void mm_fork_child(void);
+void slab_fork_prepare(void);
+void slab_fork_parent(void);
+void slab_fork_child(void);
+void vmstat_fork_prepare(void);
+void vmstat_fork_parent(void);
+void vmstat_fork_child(void);
+/* Extra hooks for a layer above the library (the malloc front-end). */
+extern void (*kmem_fork_hook_prepare)(void);
+extern void (*kmem_fork_hook_parent)(void);
+extern void (*kmem_fork_hook_child)(void);
+
 /* CPUs kmem sizes itself for: nr_cpus= or the CPUs this process may run on. */
 unsigned int kmem_nr_cpus(void);
 

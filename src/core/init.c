@@ -20,6 +20,10 @@ atomic_int kmem_system_state;
 static kmem_lock_t boot_lock = KMEM_LOCK_INIT;
 static __thread bool booting_thread;
 
+static bool stats_at_exit;
+kmem_param("kmem.stats_at_exit", stats_at_exit, bool,
+	   "print /proc/slabinfo and /proc/meminfo to stderr when the program exits");
+
 static unsigned int nr_cpus_param;
 kmem_param("nr_cpus", nr_cpus_param, uint,
 	   "number of CPUs to size per-CPU structures for (default: CPUs we may run on)");
@@ -36,6 +40,40 @@ unsigned int kmem_nr_cpus(void)
 	return n;
 }
 
+void (*kmem_fork_hook_prepare)(void);
+void (*kmem_fork_hook_parent)(void);
+void (*kmem_fork_hook_child)(void);
+
+static void kmem_fork_prepare(void)
+{
+	if (kmem_fork_hook_prepare)
+		kmem_fork_hook_prepare();
+	kmem_lock(&boot_lock);
+	slab_fork_prepare();
+	mm_fork_prepare();
+	vmstat_fork_prepare();
+}
+
+static void kmem_fork_parent(void)
+{
+	vmstat_fork_parent();
+	mm_fork_parent();
+	slab_fork_parent();
+	kmem_unlock(&boot_lock);
+	if (kmem_fork_hook_parent)
+		kmem_fork_hook_parent();
+}
+
+static void kmem_fork_child(void)
+{
+	vmstat_fork_child();
+	mm_fork_child();
+	slab_fork_child();
+	kmem_lock_init(&boot_lock);
+	if (kmem_fork_hook_child)
+		kmem_fork_hook_child();
+}
+
 static int start_kmem(void)
 {
 	int rc = mm_core_init();
@@ -44,7 +82,10 @@ static int start_kmem(void)
 	rc = pcp_init();
 	if (rc)
 		return rc;
-	return kmem_cache_init();
+	rc = kmem_cache_init();
+	if (rc)
+		return rc;
+	return -pthread_atfork(kmem_fork_prepare, kmem_fork_parent, kmem_fork_child);
 }
 
 static int boot_locked(const char *cmdline, bool from_env)
@@ -103,4 +144,21 @@ KMEM_API int kmem_init(const char *cmdline)
 		rc = boot_locked(cmdline, false);
 	kmem_unlock(&boot_lock);
 	return rc;
+}
+
+/* kmem.stats_at_exit=1: the allocator's view of the program, as it ends. */
+__attribute__((destructor)) static void kmem_print_stats_at_exit(void)
+{
+	static char buf[1 << 16];
+	static const char *const files[] = { "/proc/slabinfo", "/proc/meminfo" };
+
+	if (!stats_at_exit || atomic_load(&kmem_system_state) != KMEM_UP)
+		return;
+	for (unsigned int i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		ssize_t n = kmem_read(files[i], buf, sizeof(buf));
+		if (n < 0)
+			continue;
+		printk("==> %s <==\n", files[i]);
+		os_write_stderr(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	}
 }

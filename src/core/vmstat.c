@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <string.h>
 
+#include "core/boot.h"
 #include "core/vmstat.h"
 #include "platform/os.h"
 
@@ -63,4 +64,19 @@ void all_vm_events(unsigned long ret[NR_VM_EVENT_ITEMS])
 		for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)
 			ret[i] += __atomic_load_n(&s->event[i], __ATOMIC_RELAXED);
 	kmem_unlock(&registry_lock);
+}
+
+void vmstat_fork_prepare(void)
+{
+	kmem_lock(&registry_lock);
+}
+
+void vmstat_fork_parent(void)
+{
+	kmem_unlock(&registry_lock);
+}
+
+void vmstat_fork_child(void)
+{
+	kmem_lock_init(&registry_lock);
 }

@@ -151,8 +151,15 @@ int mm_core_init(void)
 		growable = true;
 	}
 
-	unsigned long pages = span >> PAGE_SHIFT;
 	mm_model.base = os_reserve(span, SECTION_BYTES);
+	/* Growing memory under an address-space limit (ulimit -v): ask for less. */
+	while (!mm_model.base && growable && span > initial) {
+		span = section_round_down(span / 2);
+		if (span < initial)
+			span = initial;
+		mm_model.base = os_reserve(span, SECTION_BYTES);
+	}
+	unsigned long pages = span >> PAGE_SHIFT;
 	mm_model.mem_map = os_reserve(pages * sizeof(struct page), PAGE_SIZE);
 	mm_model.pageblock_mt = os_reserve(pages / pageblock_nr_pages + 1, PAGE_SIZE);
 	if (!mm_model.base || !mm_model.mem_map || !mm_model.pageblock_mt ||
@@ -173,6 +180,38 @@ int mm_core_init(void)
 	int rc = __online_memory(initial >> PAGE_SHIFT);
 	kmem_unlock(&hotplug_lock);
 	return rc;
+}
+
+/* ---- fork ---------------------------------------------------------- */
+
+void pcp_fork_prepare(void);
+void pcp_fork_parent(void);
+void pcp_fork_child(void);
+
+void mm_fork_prepare(void)
+{
+	kmem_lock(&hotplug_lock);
+	kmem_lock(&zone_normal.report_lock);
+	kmem_lock(&zone_normal.lock);
+	pcp_fork_prepare();
+}
+
+void mm_fork_parent(void)
+{
+	pcp_fork_parent();
+	kmem_unlock(&zone_normal.lock);
+	kmem_unlock(&zone_normal.report_lock);
+	kmem_unlock(&hotplug_lock);
+}
+
+void mm_fork_child(void)
+{
+	pcp_fork_child();
+	kmem_lock_init(&zone_normal.lock);
+	kmem_lock_init(&zone_normal.report_lock);
+	kmem_lock_init(&hotplug_lock);
+	/* Reporting passes of other threads died with them. */
+	atomic_store(&zone_normal.nr_isolated_report, 0);
 }
 
 /* ---- public O(1) conversions -------------------------------------- */

@@ -150,9 +150,10 @@ struct per_cpu_pages *pcp_get(void)
 	kmem_lock(&pcp_registry_lock);
 	list_add_tail(&pcp->node, &pcp_registry);
 	kmem_unlock(&pcp_registry_lock);
-	pthread_setspecific(pcp_key, pcp);
+	/* Live before pthread_setspecific(), which may calloc() (keys >= 32). */
 	pcp_state = PCP_LIVE;
 	this_pcp = pcp;
+	pthread_setspecific(pcp_key, pcp);
 	return pcp;
 }
 
@@ -169,4 +170,27 @@ void pcp_for_each(void (*fn)(const struct per_cpu_pages *pcp, void *arg), void *
 int pcp_init(void)
 {
 	return os_thread_exit_key_create(&pcp_key, pcp_thread_exit);
+}
+
+/*
+ * After fork() only the forking thread exists in the child; the pages on
+ * other threads' pcp lists stay with their dead owners (a bounded leak:
+ * at most pcp high each).
+ */
+void pcp_fork_prepare(void)
+{
+	kmem_lock(&pcp_registry_lock);
+	kmem_lock(&pcp_pool.lock);
+}
+
+void pcp_fork_parent(void)
+{
+	kmem_unlock(&pcp_pool.lock);
+	kmem_unlock(&pcp_registry_lock);
+}
+
+void pcp_fork_child(void)
+{
+	kmem_lock_init(&pcp_pool.lock);
+	kmem_lock_init(&pcp_registry_lock);
 }

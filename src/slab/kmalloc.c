@@ -8,6 +8,7 @@
 
 #include "core/boot.h"
 #include "slab/slab.h"
+#include "slab/kmalloc.h"
 #include "slab/slub.h"
 
 struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
@@ -66,21 +67,20 @@ static void free_large_kmalloc(struct page *head, const void *p)
 	__free_pages(head, order);
 }
 
-KMEM_API void *kmalloc(size_t size, gfp_t gfp)
+void *__kmalloc_slow(size_t size, gfp_t gfp)
 {
-	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
-		struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(size)];
-		if (likely(s))
-			return slub_alloc(s, gfp);
-		if (kmem_boot())
-			return NULL;
-		return slub_alloc(kmalloc_caches[kmalloc_slab_index(size)], gfp);
-	}
 	if (!size)
 		return ZERO_SIZE_PTR;
 	if (kmem_boot())
 		return NULL;
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		return slub_alloc(kmalloc_caches[kmalloc_slab_index(size)], gfp);
 	return kmalloc_large(size, gfp);
+}
+
+KMEM_API void *kmalloc(size_t size, gfp_t gfp)
+{
+	return kmalloc_inline(size, gfp);
 }
 
 KMEM_API void *kzalloc(size_t size, gfp_t gfp)
@@ -102,27 +102,44 @@ KMEM_API void *kcalloc(size_t n, size_t size, gfp_t gfp)
 	return kmalloc_array(n, size, gfp | __GFP_ZERO);
 }
 
-KMEM_API void kfree(const void *p)
+void __kfree_slow(const void *p, struct page *head, const char *func)
 {
-	if (unlikely(ZERO_OR_NULL_PTR(p)))
-		return;
-	struct page *head = virt_to_head_page_checked(p);
-	if (likely(head && PageSlab(head))) {
-		struct slab *slab = page_slab(head);
-		slub_free(slab->slab_cache, slab, (void *)p);
-		return;
-	}
 	if (head && PageLargeKmalloc(head)) {
 		free_large_kmalloc(head, p);
 		return;
 	}
-	slab_report_bad_free("kfree", p, head ? "not allocated by kmalloc; not freed"
-					      : "address not managed by kmem; not freed");
+	slab_report_bad_free(func, p, head ? "not allocated by kmalloc; not freed"
+					   : "address not managed by kmem; not freed");
+}
+
+KMEM_API void kfree(const void *p)
+{
+	if (unlikely(ZERO_OR_NULL_PTR(p)))
+		return;
+	kfree_inline(p, "kfree");
 }
 
 KMEM_API void kfree_bulk(size_t size, void **p)
 {
 	kmem_cache_free_bulk(NULL, size, p);
+}
+
+size_t kmalloc_usable_size(const void *p)
+{
+	struct page *head = virt_to_head_page_checked(p);
+
+	if (head && PageSlab(head))
+		return slub_ksize(page_slab(head)->slab_cache);
+	if (head && PageLargeKmalloc(head))
+		return PAGE_SIZE << compound_order(head);
+	return 0;
+}
+
+bool is_large_kmalloc(const void *p)
+{
+	struct page *head = virt_to_head_page_checked(p);
+
+	return head && PageLargeKmalloc(head);
 }
 
 KMEM_API size_t ksize(const void *p)

@@ -303,3 +303,43 @@ int kmem_cache_init(void)
 		return rc;
 	return kmalloc_init();
 }
+
+void slub_fork_prepare(void);
+void slub_fork_parent(void);
+void slub_fork_child(void);
+
+void slab_fork_prepare(void)
+{
+	struct kmem_cache *s;
+
+	kmem_lock(&slab_mutex);
+	list_for_each_entry(s, &slab_caches, list)
+		kmem_lock(&s->node.list_lock);
+	slub_fork_prepare();
+	kmem_lock(&cache_pool.lock);
+	kmem_lock(&alias_pool.lock);
+}
+
+void slab_fork_parent(void)
+{
+	struct kmem_cache *s;
+
+	kmem_unlock(&alias_pool.lock);
+	kmem_unlock(&cache_pool.lock);
+	slub_fork_parent();
+	list_for_each_entry(s, &slab_caches, list)
+		kmem_unlock(&s->node.list_lock);
+	kmem_unlock(&slab_mutex);
+}
+
+void slab_fork_child(void)
+{
+	struct kmem_cache *s;
+
+	kmem_lock_init(&alias_pool.lock);
+	kmem_lock_init(&cache_pool.lock);
+	slub_fork_child();
+	list_for_each_entry(s, &slab_caches, list)
+		kmem_lock_init(&s->node.list_lock);
+	kmem_lock_init(&slab_mutex);
+}

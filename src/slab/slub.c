@@ -78,9 +78,10 @@ static struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 		kmem_lock(&slub_threads_lock);
 		list_add_tail(&h->reg.node, &slub_threads);
 		kmem_unlock(&slub_threads_lock);
-		pthread_setspecific(slub_key, h);
+		/* Live before pthread_setspecific(), which may calloc() (keys >= 32). */
 		slub_thread_state = SLUB_THREAD_LIVE;
 		slub_this = t = &h->t;
+		pthread_setspecific(slub_key, h);
 	}
 	struct kmem_cache_cpu *c = &t->cpu[s->index];
 	if (unlikely(c->cache != s)) {
@@ -1045,6 +1046,25 @@ void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 	kmem_unlock(&slub_threads_lock);
 }
 
+int slub_cpu_partial_per_thread(struct kmem_cache *s, unsigned int *slabs, int max_threads)
+{
+	struct slub_thread_node *r;
+	int n = 0;
+
+	kmem_lock(&slub_threads_lock);
+	list_for_each_entry(r, &slub_threads, node) {
+		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
+		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) != s)
+			continue;
+		if (n >= max_threads)
+			break;
+		struct slab *p = __atomic_load_n(&c->partial, __ATOMIC_RELAXED);
+		slabs[n++] = p ? (unsigned int)p->slabs : 0;
+	}
+	kmem_unlock(&slub_threads_lock);
+	return n;
+}
+
 /*
  * Walk every node partial slab: its freelist must stay inside the slab, on
  * slot boundaries, without cycles, and match its in-use count.  (Full and
@@ -1108,4 +1128,20 @@ int slub_set_cpu_partial(struct kmem_cache *s, unsigned int objects)
 int slub_init(void)
 {
 	return os_thread_exit_key_create(&slub_key, slub_thread_exit);
+}
+
+/* Other threads' cpu slabs stay frozen in the child: their objects are lost to it. */
+void slub_fork_prepare(void)
+{
+	kmem_lock(&slub_threads_lock);
+}
+
+void slub_fork_parent(void)
+{
+	kmem_unlock(&slub_threads_lock);
+}
+
+void slub_fork_child(void)
+{
+	kmem_lock_init(&slub_threads_lock);
 }

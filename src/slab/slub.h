@@ -163,6 +163,12 @@ struct slabinfo {
 	unsigned long cpu_slabs, partial, objects_partial, cpu_partial_objs, cpu_partial_slabs;
 };
 void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info);
+/*
+ * Cpu partial slabs of each live thread using @s (sysfs slabs_cpu_partial):
+ * slabs[i] for the i-th such thread, in the order slub_stat_sum() reports
+ * per-thread values.  Returns how many entries were filled (<= max_threads).
+ */
+int slub_cpu_partial_per_thread(struct kmem_cache *s, unsigned int *slabs, int max_threads);
 /* Check every slab of @s on the node lists; returns the number of errors. */
 long slub_validate(struct kmem_cache *s);
 /* Flush this thread's cpu slab and partials of @s (kernel flush_slab). */

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "malloc/huge.h"
+#include "platform/os.h"
+
+#define HUGE_PAGE 4096UL
+
+struct huge_entry {
+	uintptr_t addr;		/* what the user got; 0 = empty, 1 = deleted */
+	uintptr_t map;		/* start of the mapping */
+	size_t map_len;
+	size_t size;		/* usable bytes from addr */
+};
+
+static kmem_lock_t huge_lock = KMEM_LOCK_INIT;
+static struct huge_entry *table;
+static size_t capacity, used, tombstones;
+static size_t nr_huge, huge_bytes;
+
+static size_t slot_of(uintptr_t addr, size_t cap)
+{
+	return (size_t)((addr >> 12) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+static int grow_table(void)
+{
+	size_t cap = capacity ? capacity * 2 : 512;
+	struct huge_entry *t = mmap(NULL, cap * sizeof(*t), PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return -ENOMEM;
+	for (size_t i = 0; i < capacity; i++) {
+		if (table[i].addr <= 1)
+			continue;
+		size_t j = slot_of(table[i].addr, cap);
+		while (t[j].addr)
+			j = (j + 1) & (cap - 1);
+		t[j] = table[i];
+	}
+	if (table)
+		munmap(table, capacity * sizeof(*table));
+	table = t;
+	capacity = cap;
+	tombstones = 0;
+	return 0;
+}
+
+static struct huge_entry *lookup(uintptr_t addr)
+{
+	if (!capacity)
+		return NULL;
+	for (size_t j = slot_of(addr, capacity);; j = (j + 1) & (capacity - 1)) {
+		if (table[j].addr == addr)
+			return &table[j];
+		if (!table[j].addr)
+			return NULL;
+	}
+}
+
+static int insert(const struct huge_entry *e)
+{
+	if ((used + tombstones + 1) * 2 > capacity && grow_table())
+		return -ENOMEM;
+	size_t j = slot_of(e->addr, capacity);
+	while (table[j].addr > 1)
+		j = (j + 1) & (capacity - 1);
+	if (table[j].addr == 1)
+		tombstones--;
+	table[j] = *e;
+	used++;
+	nr_huge++;
+	huge_bytes += e->map_len;
+	return 0;
+}
+
+static void remove_entry(struct huge_entry *e)
+{
+	nr_huge--;
+	huge_bytes -= e->map_len;
+	e->addr = 1;
+	used--;
+	tombstones++;
+}
+
+void *huge_alloc(size_t size, size_t align)
+{
+	if (align < HUGE_PAGE)
+		align = HUGE_PAGE;
+	size_t len = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	if (len < size || len + align < len)
+		return NULL;
+	size_t map_len = align > HUGE_PAGE ? len + align : len;
+	char *map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	uintptr_t addr = ((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1);
+	if (align > HUGE_PAGE) {
+		/* Keep only the aligned part. */
+		size_t head = addr - (uintptr_t)map, tail = map_len - head - len;
+		if (head)
+			munmap(map, head);
+		if (tail)
+			munmap((char *)addr + len, tail);
+		map = (char *)addr;
+		map_len = len;
+	}
+	struct huge_entry e = { .addr = addr, .map = (uintptr_t)map, .map_len = map_len, .size = len };
+	kmem_lock(&huge_lock);
+	int rc = insert(&e);
+	kmem_unlock(&huge_lock);
+	if (rc) {
+		munmap(map, map_len);
+		return NULL;
+	}
+	return (void *)addr;
+}
+
+bool huge_free(void *p)
+{
+	kmem_lock(&huge_lock);
+	struct huge_entry *e = lookup((uintptr_t)p);
+	if (!e) {
+		kmem_unlock(&huge_lock);
+		return false;
+	}
+	struct huge_entry copy = *e;
+	remove_entry(e);
+	kmem_unlock(&huge_lock);
+	munmap((void *)copy.map, copy.map_len);
+	return true;
+}
+
+size_t huge_usable_size(const void *p)
+{
+	kmem_lock(&huge_lock);
+	struct huge_entry *e = lookup((uintptr_t)p);
+	size_t size = e ? e->size : 0;
+	kmem_unlock(&huge_lock);
+	return size;
+}
+
+void *huge_realloc(void *p, size_t size)
+{
+	size_t len = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+
+	kmem_lock(&huge_lock);
+	struct huge_entry *e = lookup((uintptr_t)p);
+	if (!e || e->map != e->addr) {	/* aligned ones are not moved by mremap */
+		kmem_unlock(&huge_lock);
+		return NULL;
+	}
+	void *q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED) {
+		kmem_unlock(&huge_lock);
+		return NULL;
+	}
+	remove_entry(e);
+	struct huge_entry n = { .addr = (uintptr_t)q, .map = (uintptr_t)q, .map_len = len, .size = len };
+	insert(&n);	/* a slot was just freed: cannot fail */
+	kmem_unlock(&huge_lock);
+	return q;
+}
+
+void huge_stats(size_t *nr, size_t *bytes)
+{
+	kmem_lock(&huge_lock);
+	*nr = nr_huge;
+	*bytes = huge_bytes;
+	kmem_unlock(&huge_lock);
+}
+
+void huge_fork_prepare(void)
+{
+	kmem_lock(&huge_lock);
+}
+
+void huge_fork_parent(void)
+{
+	kmem_unlock(&huge_lock);
+}
+
+void huge_fork_child(void)
+{
+	kmem_lock_init(&huge_lock);
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The malloc front-end: the C library's allocation functions on top of
+ * kmalloc (<= 8 KiB, on the back-end slab= chose), the page allocator
+ * (<= 4 MiB) and plain mappings beyond.  Built into libkmem-malloc.so for
+ * LD_PRELOAD or linking.
+ *
+ * Rules real programs depend on: alignment of at least 16, errno = ENOMEM
+ * and NULL on failure, realloc in place when it fits, and pointers kmem
+ * never handed out (allocated before it took over, or by the dynamic
+ * loader) are recognised and left alone.  Nothing on the path to the first
+ * allocation calls malloc or dlsym.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/boot.h"
+#include "malloc/huge.h"
+#include "page_alloc/zone_info.h"
+#include "slab/kmalloc.h"
+
+#define MALLOC_API __attribute__((visibility("default")))
+#define MALLOC_GFP (GFP_KERNEL | __GFP_NOWARN)
+#define MALLOC_MIN 16	/* glibc's alignment: every bucket from 16 on is 16-aligned */
+
+static atomic_ulong foreign_frees;
+
+static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
+{
+	void *p;
+
+	if (size <= KMALLOC_MAX_SIZE) {
+		p = __kmalloc_slow(size, gfp);
+	} else {
+		if (kmem_boot())
+			return NULL;
+		p = huge_alloc(size, 0);
+		/* Mappings arrive zeroed: __GFP_ZERO needs nothing more. */
+	}
+	if (unlikely(!p))
+		errno = ENOMEM;
+	return p;
+}
+
+static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t gfp)
+{
+	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
+		struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(size < MALLOC_MIN ? MALLOC_MIN : size)];
+		if (likely(s)) {
+			void *p = slub_alloc(s, gfp);
+			if (likely(p))
+				return p;
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	/* malloc(0) returns a unique pointer, as glibc's does. */
+	return malloc_slow(size ? size : MALLOC_MIN, gfp);
+}
+
+static __attribute__((noinline)) void free_slow(void *p, struct page *head)
+{
+	if (head) {
+		__kfree_slow(p, head, "free");
+		return;
+	}
+	if (huge_free(p))
+		return;
+	/* Not ours (made before kmem took over, or by the loader): leave it. */
+	atomic_fetch_add_explicit(&foreign_frees, 1, memory_order_relaxed);
+}
+
+static __attribute__((always_inline)) inline void do_free(void *p)
+{
+	struct page *head = virt_to_head_page_checked(p);
+
+	if (likely(head) && likely(PageSlab(head))) {
+		struct slab *slab = page_slab(head);
+		slub_free(slab->slab_cache, slab, p);
+		return;
+	}
+	free_slow(p, head);
+}
+
+MALLOC_API void *malloc(size_t size)
+{
+	return do_malloc(size, MALLOC_GFP);
+}
+
+MALLOC_API void free(void *p)
+{
+	if (unlikely(!p))
+		return;
+	do_free(p);
+}
+
+MALLOC_API void *calloc(size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (unlikely(__builtin_mul_overflow(n, size, &bytes))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return do_malloc(bytes, MALLOC_GFP | __GFP_ZERO);
+}
+
+/* Usable size of a pointer kmem handed out; 0 if it did not. */
+static size_t usable_size(const void *p)
+{
+	size_t n = kmalloc_usable_size(p);
+
+	return n ? n : huge_usable_size(p);
+}
+
+MALLOC_API size_t malloc_usable_size(void *p)
+{
+	return p ? usable_size(p) : 0;
+}
+
+MALLOC_API void *realloc(void *p, size_t size)
+{
+	if (!p)
+		return do_malloc(size, MALLOC_GFP);
+	if (!size) {
+		/* glibc frees and returns NULL. */
+		free(p);
+		return NULL;
+	}
+
+	size_t old = usable_size(p);
+	if (old) {
+		/* In place when it fits and would not waste more than half. */
+		if (size <= old && (size > old / 2 || old <= MALLOC_MIN))
+			return p;
+		if (old > KMALLOC_MAX_SIZE && size > KMALLOC_MAX_SIZE) {
+			void *q = huge_realloc(p, size);
+			if (q)
+				return q;
+		}
+	}
+	void *q = do_malloc(size, MALLOC_GFP);
+	if (!q)
+		return NULL;
+	if (old) {
+		memcpy(q, p, old < size ? old : size);
+		do_free(p);
+	} else {
+		/*
+		 * A pointer kmem did not hand out: its size is unknown, so copy no
+		 * further than the end of its page (always readable) and leave
+		 * the old block alone.
+		 */
+		size_t to_page_end = 4096 - ((uintptr_t)p & 4095);
+		memcpy(q, p, size < to_page_end ? size : to_page_end);
+		atomic_fetch_add_explicit(&foreign_frees, 1, memory_order_relaxed);
+	}
+	return q;
+}
+
+MALLOC_API void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, bytes);
+}
+
+static size_t roundup_pow_of_two(size_t n)
+{
+	return n <= 1 ? 1 : (size_t)1 << (64 - __builtin_clzl(n - 1));
+}
+
+/*
+ * Power-of-two kmalloc buckets are naturally aligned, and so are buddy
+ * blocks: asking for max(size, align) rounded up to a power of two gives
+ * the alignment for free up to 4 MiB.
+ */
+static void *alloc_aligned(size_t align, size_t size)
+{
+	if (align <= MALLOC_MIN)
+		return do_malloc(size, MALLOC_GFP);
+	size_t need = size > align ? size : align;
+	void *p;
+
+	if (need <= KMALLOC_MAX_CACHE_SIZE) {
+		p = do_malloc(roundup_pow_of_two(need), MALLOC_GFP);
+	} else if (need <= KMALLOC_MAX_SIZE) {
+		p = malloc_slow(need, MALLOC_GFP);
+	} else {
+		if (kmem_boot())
+			return NULL;
+		p = huge_alloc(size, align);
+	}
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+MALLOC_API int posix_memalign(void **memptr, size_t align, size_t size)
+{
+	if (!align || (align & (align - 1)) || align % sizeof(void *))
+		return EINVAL;
+	int saved = errno;
+	void *p = alloc_aligned(align, size);
+	errno = saved;
+	if (!p)
+		return ENOMEM;
+	*memptr = p;
+	return 0;
+}
+
+MALLOC_API void *aligned_alloc(size_t align, size_t size)
+{
+	if (!align || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return alloc_aligned(align, size);
+}
+
+MALLOC_API void *memalign(size_t align, size_t size)
+{
+	/* glibc rounds a bad alignment up to a power of two. */
+	if (align & (align - 1))
+		align = roundup_pow_of_two(align);
+	return alloc_aligned(align, size);
+}
+
+MALLOC_API void *valloc(size_t size)
+{
+	return alloc_aligned(4096, size);
+}
+
+MALLOC_API void *pvalloc(size_t size)
+{
+	size_t rounded = (size + 4095) & ~(size_t)4095;
+
+	if (rounded < size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return alloc_aligned(4096, rounded ? rounded : 4096);
+}
+
+MALLOC_API void free_sized(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+}
+
+MALLOC_API void free_aligned_sized(void *p, size_t align, size_t size)
+{
+	(void)align;
+	(void)size;
+	free(p);
+}
+
+/* Give memory back: this thread's cached pages, empty slabs, free pageblocks. */
+MALLOC_API int malloc_trim(size_t pad)
+{
+	(void)pad;
+	if (atomic_load(&kmem_system_state) != KMEM_UP)
+		return 0;
+	for (unsigned int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
+		if (kmalloc_caches[i])
+			kmem_cache_shrink(kmalloc_caches[i]);
+	drain_local_pages();
+	return 1;
+}
+
+static void fill_mallinfo(size_t *arena, size_t *used, size_t *free_bytes, size_t *hblks,
+			  size_t *hblkhd)
+{
+	struct zone_info zi;
+
+	*arena = *used = *free_bytes = 0;
+	huge_stats(hblks, hblkhd);
+	if (atomic_load(&kmem_system_state) != KMEM_UP)
+		return;
+	zone_get_info(&zi);
+	*arena = zi.managed * 4096;
+	*free_bytes = zi.free_pages * 4096;
+	*used = *arena - *free_bytes;
+}
+
+MALLOC_API struct mallinfo2 mallinfo2(void)
+{
+	struct mallinfo2 mi = { 0 };
+	size_t arena, used, fb, hblks, hblkhd;
+
+	fill_mallinfo(&arena, &used, &fb, &hblks, &hblkhd);
+	mi.arena = arena;
+	mi.uordblks = used;
+	mi.fordblks = fb;
+	mi.hblks = hblks;
+	mi.hblkhd = hblkhd;
+	return mi;
+}
+
+static int clamp_int(size_t v)
+{
+	return v > INT32_MAX ? INT32_MAX : (int)v;
+}
+
+MALLOC_API struct mallinfo mallinfo(void)
+{
+	struct mallinfo mi = { 0 };
+	struct mallinfo2 m2 = mallinfo2();
+
+	mi.arena = clamp_int(m2.arena);
+	mi.uordblks = clamp_int(m2.uordblks);
+	mi.fordblks = clamp_int(m2.fordblks);
+	mi.hblks = clamp_int(m2.hblks);
+	mi.hblkhd = clamp_int(m2.hblkhd);
+	return mi;
+}
+
+MALLOC_API void malloc_stats(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	fprintf(stderr, "kmem malloc: arena %zu bytes, in use %zu, free %zu, "
+		"mappings %zu (%zu bytes), foreign frees %lu\n",
+		mi.arena, mi.uordblks, mi.fordblks, mi.hblks, mi.hblkhd,
+		atomic_load(&foreign_frees));
+}
+
+__attribute__((constructor)) static void malloc_init(void)
+{
+	kmem_fork_hook_prepare = huge_fork_prepare;
+	kmem_fork_hook_parent = huge_fork_parent;
+	kmem_fork_hook_child = huge_fork_child;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kmalloc's fast paths, inline so that kmalloc() and the malloc front-end
+ * both get them without a call: a table lookup to the bucket's cache, then
+ * the back-end's inline allocation.
+ */
+#ifndef KMEM_KMALLOC_H
+#define KMEM_KMALLOC_H
+
+#include "slab/slab.h"
+#include "slab/slub.h"
+
+/* Everything that is not a kmalloc-cache hit: size 0, large, not booted yet. */
+void *__kmalloc_slow(size_t size, gfp_t gfp);
+/* kfree() of a pointer whose head page is not a slab (large kmalloc, bad input). */
+void __kfree_slow(const void *p, struct page *head, const char *func);
+
+static __attribute__((always_inline)) inline void *kmalloc_inline(size_t size, gfp_t gfp)
+{
+	/* size - 1 wraps for 0, so one compare covers 1..KMALLOC_MAX_CACHE_SIZE. */
+	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
+		struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(size)];
+		if (likely(s))
+			return slub_alloc(s, gfp);
+	}
+	return __kmalloc_slow(size, gfp);
+}
+
+/* kfree() of a pointer that is not NULL or ZERO_SIZE_PTR. */
+static __attribute__((always_inline)) inline void kfree_inline(const void *p, const char *func)
+{
+	struct page *head = virt_to_head_page_checked(p);
+
+	if (likely(head) && likely(PageSlab(head))) {
+		struct slab *slab = page_slab(head);
+		slub_free(slab->slab_cache, slab, (void *)p);
+		return;
+	}
+	__kfree_slow(p, head, func);
+}
+
+/* Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it. */
+size_t kmalloc_usable_size(const void *p);
+bool is_large_kmalloc(const void *p);
+
+#endif /* KMEM_KMALLOC_H */
