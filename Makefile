@@ -30,6 +30,7 @@ build: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
 
 test:
+	bash scripts/install-deps.sh
 	bash scripts/test.sh
 
 test-main test-asan test-tsan:

@@ -5,12 +5,14 @@
 # gcc, cmake and make are assumed present.
 #
 #   test:   pkgconf (install check), libasan8 libtsan2 libubsan1 (gcc 12's
-#           sanitizer runtimes), util-linux (setarch, for TSan), gnuplot-nox
+#           sanitizer runtimes), util-linux (setarch, for TSan), gnuplot-nox,
+#           and the real programs run under LD_PRELOAD: python3, sqlite3,
+#           g++ (C++ new/delete), xz-utils, perl
 #   bench:  libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 (peer allocators,
 #           loaded at run time only, via LD_PRELOAD/dlopen)
 set -euo pipefail
 
-pkgs=(pkgconf libasan8 libtsan2 libubsan1 util-linux gnuplot-nox)
+pkgs=(pkgconf libasan8 libtsan2 libubsan1 util-linux gnuplot-nox python3 sqlite3 g++ xz-utils perl)
 bench_pkgs=(libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4)
 
 for arg in "$@"; do
