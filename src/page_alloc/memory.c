@@ -20,7 +20,6 @@ static unsigned long boot_mem;			/* mem= */
 static unsigned long max_mem;			/* kmem.max_mem */
 static unsigned long mem_block = 64UL << 20;	/* kmem.mem_block */
 static bool growable;
-static atomic_ulong online_pages_nr;
 static kmem_lock_t hotplug_lock = KMEM_LOCK_INIT;
 
 core_param(mem, boot_mem, size, "fixed memory size (e.g. 64M); without it memory grows on demand");
@@ -28,11 +27,6 @@ kmem_param("kmem.max_mem", max_mem, size,
 	   "most memory kmem may bring online when growing (default: physical RAM)");
 kmem_param("kmem.mem_block", mem_block, size,
 	   "memory added per growth step (like a hotplug memory block, default 64M)");
-
-unsigned long mm_online_pages(void)
-{
-	return atomic_load_explicit(&online_pages_nr, memory_order_acquire);
-}
 
 bool mm_growable(void)
 {
@@ -74,7 +68,7 @@ static int __online_memory(unsigned long nr_pages)
 	for (unsigned long pfn = start; pfn < start + nr_pages; pfn += pageblock_nr_pages)
 		set_pageblock_migratetype(mm_model.mem_map + pfn, MIGRATE_MOVABLE);
 
-	atomic_store_explicit(&online_pages_nr, start + nr_pages, memory_order_release);
+	__atomic_store_n(&mm_model.online_pages, start + nr_pages, __ATOMIC_RELEASE);
 
 	/* Fresh memory was never touched: it is free, reported, and goes to the tail. */
 	kmem_lock(&zone->lock);

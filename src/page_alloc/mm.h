@@ -141,9 +141,16 @@ struct mem_model {
 	unsigned long spanned_pages;	/* reserved: the most that can be online */
 	struct page *mem_map;
 	unsigned char *pageblock_mt;	/* migratetype of each pageblock */
+	unsigned long online_pages;	/* only grows; read locklessly by every free */
 };
 
 extern struct mem_model mm_model;
+
+/* Pages online now; memory only grows, so a pfn below it stays valid. */
+static inline unsigned long mm_online_pages(void)
+{
+	return __atomic_load_n(&mm_model.online_pages, __ATOMIC_ACQUIRE);
+}
 
 static inline struct page *__pfn_to_page(unsigned long pfn)
 {
@@ -269,8 +276,6 @@ int online_memory(unsigned long nr_pages);
 /* Try to grow memory after an allocation failed its watermark. */
 bool mm_try_grow(unsigned int order);
 bool mm_growable(void);
-/* Pages online now; memory only grows, so a pfn below it stays valid. */
-unsigned long mm_online_pages(void);
 unsigned long mm_spanned_pages(void);
 
 /* Recompute watermarks and pcp high/batch (after boot, hotplug, sysctl). */

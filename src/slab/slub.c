@@ -698,6 +698,36 @@ static struct slab *bulk_obj_slab(struct kmem_cache **sp, void *x)
  */
 void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {
+	struct kmem_cache_cpu *c = s ? this_cpu_slot(s) : NULL;
+
+	/*
+	 * Objects of this thread's cpu slab (the common case: what a bulk
+	 * allocation just handed out) go straight onto the lockless freelist,
+	 * with the same cheap checks as a single free.
+	 */
+	if (c && c->slab) {
+		struct slab *slab = c->slab;
+		uintptr_t base = (uintptr_t)slab_address(slab) + s->red_left_pad;
+		uintptr_t span = (uintptr_t)ss_objects(slab_state(slab)) * s->size;
+		void *fl = c->freelist;
+		unsigned int n = 0;
+
+		for (size_t i = 0; i < size; i++) {
+			void *x = p[i];
+			uintptr_t off = (uintptr_t)x - base;
+			if (off < span && offset_is_multiple((uint32_t)off, s->div_magic) && x != fl) {
+				set_freepointer(s, x, fl);
+				fl = x;
+				p[i] = NULL;
+				n++;
+			}
+		}
+		c->freelist = fl;
+		stat_add(c, FREE_FASTPATH, n);
+		if (n == size)
+			return;
+	}
+
 	while (size) {
 		void *x = p[--size];
 		if (!x)
