@@ -19,6 +19,7 @@
 
 #include "core/boot.h"
 #include "malloc/huge.h"
+#include "page_alloc/mm.h"
 #include "page_alloc/zone_info.h"
 #include "slab/kmalloc.h"
 
@@ -272,6 +273,7 @@ MALLOC_API int malloc_trim(size_t pad)
 		if (kmalloc_caches[i])
 			kmem_cache_shrink(kmalloc_caches[i]);
 	drain_local_pages();
+	page_reporting_flush();
 	return 1;
 }
 

@@ -236,6 +236,7 @@ struct zone {
 	atomic_int pageset_batch;		/* pcp batch */
 	atomic_long nr_isolated_report;		/* pages off the lists while being reported */
 	bool report_pending;			/* an unreported high-order block formed */
+	unsigned long long report_since_ns;	/* when report_pending became true */
 	kmem_lock_t report_lock;		/* serialises reporting passes */
 	const char *name;
 };
@@ -305,10 +306,25 @@ int rmqueue_bulk(struct zone *zone, unsigned int order, int count,
 void page_reporting_process(struct zone *zone);
 extern bool page_reporting_enabled;
 extern unsigned int page_reporting_order;
+extern unsigned long page_reporting_delay_ms;
+
+/*
+ * Report once a block has waited page_reporting.delay_ms, checked on the
+ * next free (the kernel uses a 2 s delayed work): alloc/free churn of big
+ * blocks then never pays an madvise and a refault per cycle.
+ */
 static inline bool page_reporting_wanted(struct zone *zone)
 {
-	return page_reporting_enabled && __atomic_load_n(&zone->report_pending, __ATOMIC_RELAXED);
+	if (!page_reporting_enabled || !__atomic_load_n(&zone->report_pending, __ATOMIC_RELAXED))
+		return false;
+	if (!page_reporting_delay_ms)
+		return true;
+	return os_now_ns() - __atomic_load_n(&zone->report_since_ns, __ATOMIC_RELAXED) >=
+	       page_reporting_delay_ms * 1000000ull;
 }
+
+/* Report every pending block now, whatever the delay (malloc_trim, tests). */
+void page_reporting_flush(void);
 
 extern bool tail_placement;
 

@@ -147,8 +147,11 @@ void __free_one_page(struct page *page, unsigned long pfn, struct zone *zone,
 		to_tail = tail_placement && buddy_merge_likely(pfn, page, order);
 	add_to_free_list(page, zone, order, mt, to_tail);
 
-	if (!reported && order >= page_reporting_order)
+	if (!reported && order >= page_reporting_order &&
+	    !__atomic_load_n(&zone->report_pending, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&zone->report_since_ns, os_now_ns(), __ATOMIC_RELAXED);
 		__atomic_store_n(&zone->report_pending, true, __ATOMIC_RELAXED);
+	}
 }
 
 /*

@@ -11,11 +11,14 @@
 
 bool page_reporting_enabled = true;
 unsigned int page_reporting_order = pageblock_order;
+unsigned long page_reporting_delay_ms = 1000;
 
 kmem_param("page_reporting.enable", page_reporting_enabled, bool,
 	   "give free blocks of page_reporting_order and more back to the OS");
 kmem_param("page_reporting.page_reporting_order", page_reporting_order, uint,
 	   "smallest free block order given back to the OS (default 9: 2 MiB)");
+kmem_param("page_reporting.delay_ms", page_reporting_delay_ms, ulong,
+	   "how long a free block waits before it is given back (default 1000; 0: at once)");
 
 #define REPORT_BATCH 32
 /* Reported blocks sit at list tails; stop looking after this many. */
@@ -103,4 +106,12 @@ void page_reporting_process(struct zone *zone)
 			break;
 	}
 	kmem_unlock(&zone->report_lock);
+}
+
+void page_reporting_flush(void)
+{
+	struct zone *zone = &zone_normal;
+
+	if (page_reporting_enabled && __atomic_load_n(&zone->report_pending, __ATOMIC_RELAXED))
+		page_reporting_process(zone);
 }
