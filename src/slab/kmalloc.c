@@ -21,8 +21,10 @@ int kmalloc_init(void)
 			continue;
 		/* Power-of-two buckets are naturally aligned, whatever the debug options. */
 		unsigned int align = (size & (size - 1)) ? 8 : size;
+		/* Unmergeable, as in Linux 6.18 (usercopy hardening): kmalloc-N keep
+		 * their own names and other caches do not alias into them. */
 		kmalloc_caches[i] = kmem_cache_create(kmalloc_index_name(i), size, align,
-						      SLAB_KMALLOC, NULL);
+						      SLAB_KMALLOC | SLAB_NO_MERGE, NULL);
 		if (!kmalloc_caches[i])
 			return -1;
 	}
