@@ -70,7 +70,7 @@ struct kmem_cache {
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
 	bool dying;				/* destroyed; freed when no thread holds it */
-	atomic_int nr_thread_users;		/* threads with per-thread state for it */
+	atomic_int nr_thread_users;		/* threads with per-thread state for it, +1 until destroyed */
 	char name[KMEM_CACHE_NAME_MAX];
 	struct list_head list;			/* slab_caches */
 

@@ -238,20 +238,19 @@ KMEM_API void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
 
 KMEM_API void kmem_cache_free(struct kmem_cache *s, void *x)
 {
-	struct slab *slab = virt_to_slab(x);
-
-	if (unlikely(!slab)) {
-		if (x)
-			slab_report_bad_free("kmem_cache_free", x, "not an object of any cache; not freed");
+	if (unlikely(!s)) {
+		/* No cache given: the object's own, as kfree() would. */
+		struct slab *slab = virt_to_slab(x);
+		if (!slab) {
+			if (x)
+				slab_report_bad_free("kmem_cache_free", x, "not an object of any cache; not freed");
+			return;
+		}
+		slub_free(slab->slab_cache, slab, x);
 		return;
 	}
-	if (unlikely(slab->slab_cache != s)) {
-		kmem_warn("mm/slab.h:cache_from_obj",
-			  "cache_from_obj: Wrong slab cache. %s but object is from %s; not freed\n",
-			  s ? s->name : "(null)", slab->slab_cache->name);
-		return;
-	}
-	slub_free(s, slab, x);
+	/* The slow path looks up the slab and checks it belongs to @s. */
+	slub_free(s, NULL, x);
 }
 
 KMEM_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)

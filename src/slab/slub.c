@@ -61,6 +61,19 @@ static void slub_thread_exit(void *arg);
 
 static struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s);
 
+/* Install @slab as the cpu slab (NULL: none); the free fast path checks its range. */
+static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
+{
+	c->slab = slab;
+	if (slab) {
+		c->base = (uintptr_t)slab_address(slab) + s->red_left_pad;
+		c->span = (uintptr_t)ss_objects(slab_state(slab)) * s->size;
+	} else {
+		c->base = 0;
+		c->span = 0;
+	}
+}
+
 /* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
 static struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 {
@@ -179,9 +192,14 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	__free_pages(page, order);
 }
 
+/*
+ * nr_partial changes under list_lock but get_partial() peeks at it without
+ * the lock, so the stores are (relaxed) atomic: a plain store racing with
+ * that load is a data race (TSan reports it).
+ */
 static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
 {
-	n->nr_partial++;
+	__atomic_store_n(&n->nr_partial, n->nr_partial + 1, __ATOMIC_RELAXED);
 	if (tail)
 		list_add_tail(&slab->slab_list, &n->partial);
 	else
@@ -191,7 +209,7 @@ static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
 static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
 {
 	list_del(&slab->slab_list);
-	n->nr_partial--;
+	__atomic_store_n(&n->nr_partial, n->nr_partial - 1, __ATOMIC_RELAXED);
 }
 
 /* Take a slab's whole freelist; a slab left with none is unfrozen (full, on no list). */
@@ -265,7 +283,7 @@ static void put_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 		struct slab *list = c->partial;
 		c->partial = NULL;
 		put_partials(s, list, c);
-		stat(c, CPU_PARTIAL_DRAIN);
+		stat_inc(c, CPU_PARTIAL_DRAIN);
 	}
 	slab->next = c->partial;
 	slab->slabs = c->partial ? c->partial->slabs + 1 : 1;
@@ -349,7 +367,7 @@ static void thrash_account(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (served < s->min_free_watermark) {
 		if (c->thrash < THRASH_MAX)
 			c->thrash++;
-		stat(c, THRASH_DETECTED);
+		stat_inc(c, THRASH_DETECTED);
 	} else if (c->thrash) {
 		c->thrash--;
 	}
@@ -372,7 +390,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 	kmem_lock(&n->list_lock);
 	list_for_each_entry_safe(slab, tmp, &n->partial, slab_list) {
 		if (picky && slab_free_objects(slab) < s->min_free_watermark) {
-			stat(c, THRASH_SKIP_PARTIAL);
+			stat_inc(c, THRASH_SKIP_PARTIAL);
 			continue;
 		}
 		remove_partial(n, slab);
@@ -380,7 +398,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			got = slab;
 			*freelist = get_freelist(s, slab, c);
 			/* An unfrozen slab on the list always has free objects. */
-			stat(c, ALLOC_FROM_PARTIAL);
+			stat_inc(c, ALLOC_FROM_PARTIAL);
 			if (!s->cpu_partial_slabs)
 				break;
 		} else {
@@ -388,7 +406,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			slab->next = c->partial;
 			slab->slabs = c->partial ? c->partial->slabs + 1 : 1;
 			c->partial = slab;
-			stat(c, CPU_PARTIAL_NODE);
+			stat_inc(c, CPU_PARTIAL_NODE);
 			if (++taken > s->cpu_partial_slabs / 2)
 				break;
 		}
@@ -407,11 +425,11 @@ static void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 		/* Our lockless freelist ran dry: take what others freed meanwhile. */
 		freelist = get_freelist(s, slab, c);
 		if (freelist) {
-			stat(c, ALLOC_REFILL);
+			stat_inc(c, ALLOC_REFILL);
 			goto load;
 		}
-		c->slab = NULL;
-		stat(c, DEACTIVATE_BYPASS);
+		set_cpu_slab(s, c, NULL);
+		stat_inc(c, DEACTIVATE_BYPASS);
 		thrash_account(s, c);
 	}
 
@@ -422,7 +440,7 @@ static void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 		if (c->partial)
 			c->partial->slabs = slab->slabs - 1;
 		if (picky && slab_free_objects(slab) < s->min_free_watermark) {
-			stat(c, THRASH_SKIP_PARTIAL);
+			stat_inc(c, THRASH_SKIP_PARTIAL);
 			slab->next = NULL;
 			put_partials(s, slab, c);
 			continue;
@@ -430,7 +448,7 @@ static void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 		freelist = get_freelist(s, slab, c);
 		if (!freelist)		/* cannot happen: nobody allocates from it but us */
 			continue;
-		stat(c, CPU_PARTIAL_ALLOC);
+		stat_inc(c, CPU_PARTIAL_ALLOC);
 		goto new_cpu_slab_partial;
 	}
 
@@ -440,7 +458,7 @@ static void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 
 	slab = new_slab(s, picky ? gfp | __GFP_NOWARN : gfp, c, &freelist);
 	if (slab) {
-		stat(c, ALLOC_SLAB);
+		stat_inc(c, ALLOC_SLAB);
 		c->from_partial = 0;
 		goto new_cpu_slab;
 	}
@@ -452,7 +470,7 @@ static void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 new_cpu_slab_partial:
 	c->from_partial = 1;
 new_cpu_slab:
-	c->slab = slab;
+	set_cpu_slab(s, c, slab);
 	c->fast_mark = __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED);
 load:
 	c->freelist = get_freepointer(s, freelist);
@@ -491,11 +509,11 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp)
 		/* The slot was just set up, or another path refilled it. */
 		obj = c->freelist;
 		c->freelist = get_freepointer(s, obj);
-		stat(c, ALLOC_FASTPATH);
+		stat_inc(c, ALLOC_FASTPATH);
 	} else {
 		obj = ___slab_alloc(s, gfp, c);
 		if (obj)
-			stat(c, ALLOC_SLOWPATH);
+			stat_inc(c, ALLOC_SLOWPATH);
 	}
 	if (obj && (gfp & __GFP_ZERO))
 		memset(obj, 0, s->object_size);
@@ -552,7 +570,7 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 	if (!n) {
 		if (frozen) {
 			put_cpu_partial(s, c, slab);
-			stat(c, CPU_PARTIAL_FREE);
+			stat_inc(c, CPU_PARTIAL_FREE);
 		}
 		return;
 	}
@@ -597,7 +615,24 @@ static void report_double_free(struct kmem_cache *s, const void *x)
 
 void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 {
-	struct kmem_cache_cpu *c = slub_this ? get_cpu_slot(s) : NULL;
+	if (!slab) {
+		slab = virt_to_slab(x);
+		if (unlikely(!slab)) {
+			if (x)
+				slab_report_bad_free("kmem_cache_free", x,
+						     "not an object of any cache; not freed");
+			return;
+		}
+		if (unlikely(slab->slab_cache != s)) {
+			kmem_warn("mm/slab.h:cache_from_obj",
+				  "cache_from_obj: Wrong slab cache. %s but object is from %s; not freed\n",
+				  s->name, slab->slab_cache->name);
+			return;
+		}
+	}
+	struct kmem_cache_cpu *c = this_cpu_slot(s);
+	if (!c && slub_this)
+		c = get_cpu_slot(s);
 
 	if (unlikely(!slab_obj_valid(s, slab, x))) {
 		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
@@ -612,7 +647,7 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 		}
 		set_freepointer(s, x, c->freelist);
 		c->freelist = x;
-		stat(c, FREE_FASTPATH);
+		stat_inc(c, FREE_FASTPATH);
 		return;
 	}
 	/* The cheap double-free check off the fast path: the slab's freelist head. */
@@ -630,8 +665,11 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	if (unlikely(kmem_boot()))
 		return 0;
-	struct kmem_cache_cpu *c = get_cpu_slot(s);
+	struct kmem_cache_cpu *c = this_cpu_slot(s);
 	size_t i;
+
+	if (unlikely(!c))
+		c = get_cpu_slot(s);
 
 	if (unlikely(!c)) {
 		for (i = 0; i < size; i++)
@@ -644,10 +682,13 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 		void *obj = c->freelist;
 
 		if (unlikely(!obj)) {
+			/* The refill's thrash accounting reads ALLOC_FASTPATH: bring it up to date. */
+			stat_add(c, ALLOC_FASTPATH, fast);
+			fast = 0;
 			obj = ___slab_alloc(s, gfp, c);
 			if (unlikely(!obj))
 				goto error_stat;
-			stat(c, ALLOC_SLOWPATH);
+			stat_inc(c, ALLOC_SLOWPATH);
 		} else {
 			c->freelist = get_freepointer(s, obj);
 			fast++;
@@ -706,9 +747,7 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 	 * with the same cheap checks as a single free.
 	 */
 	if (c && c->slab) {
-		struct slab *slab = c->slab;
-		uintptr_t base = (uintptr_t)slab_address(slab) + s->red_left_pad;
-		uintptr_t span = (uintptr_t)ss_objects(slab_state(slab)) * s->size;
+		uintptr_t base = c->base, span = c->span;
 		void *fl = c->freelist;
 		unsigned int n = 0;
 
@@ -786,10 +825,10 @@ static void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (c->slab) {
 		struct slab *slab = c->slab;
 		void *freelist = c->freelist;
-		c->slab = NULL;
+		set_cpu_slab(s, c, NULL);
 		c->freelist = NULL;
 		deactivate_slab(s, slab, freelist, c);
-		stat(c, CPUSLAB_FLUSH);
+		stat_inc(c, CPUSLAB_FLUSH);
 	}
 	if (c->partial) {
 		struct slab *list = c->partial;
@@ -811,8 +850,8 @@ static void retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		__atomic_store_n(&c->stat[i], 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
-	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1 &&
-	    __atomic_load_n(&s->dying, __ATOMIC_ACQUIRE))
+	/* Whoever drops the last reference releases: one RMW decides (see destroy). */
+	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
 		slub_cache_release(s);
 }
 
@@ -892,6 +931,7 @@ int slub_cache_create(struct kmem_cache *s)
 		s->random = ((uintptr_t)s * 0x9E3779B97F4A7C15ull) ^ os_now_ns() ^ ((uintptr_t)&p << 7);
 		s->random |= 1;
 	}
+	atomic_store_explicit(&s->nr_thread_users, 1, memory_order_relaxed);	/* the cache's own */
 	kmem_lock_init(&s->node.list_lock);
 	INIT_LIST_HEAD(&s->node.partial);
 	return 0;
@@ -945,11 +985,12 @@ static int shrink_node(struct kmem_cache *s, bool keep_min)
 	return freed;
 }
 
+/* As the kernel's: 0 if every slab went back, 1 if some remain (in use, or other threads'). */
 int slub_shrink(struct kmem_cache *s)
 {
 	slub_flush_this_thread(s);
 	shrink_node(s, false);
-	return 0;
+	return atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed) != 0;
 }
 
 /* The last reference is gone: check for leaks and free what is left (kernel __kmem_cache_shutdown). */
@@ -974,8 +1015,14 @@ void slub_cache_destroy(struct kmem_cache *s)
 	struct kmem_cache_cpu *c = this_cpu_slot(s);
 
 	__atomic_store_n(&s->dying, true, __ATOMIC_RELEASE);
-	/* Other threads keep their slots until they exit; the last one releases. */
-	atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_acq_rel);
+	/*
+	 * Other threads keep their slots until they exit; the last one releases.
+	 * nr_thread_users holds one reference for the cache itself (taken in
+	 * slub_cache_create), dropped here: a thread exiting right now cannot
+	 * see the count reach 0 and release too (it used to test "count was 1"
+	 * and "dying" separately, so an exit between the dying store and the
+	 * destroyer's own increment released the cache twice).
+	 */
 	if (c)
 		retire_cpu_slot(s, c);
 	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)

@@ -113,6 +113,8 @@ static inline void set_freepointer(const struct kmem_cache *s, void *object, voi
 
 struct kmem_cache_cpu {
 	void *freelist;			/* lockless freelist of the cpu slab */
+	uintptr_t base;			/* address of the cpu slab's first object */
+	uintptr_t span;			/* objects * size: a free x is ours if x - base < span */
 	struct slab *slab;		/* the cpu slab */
 	struct slab *partial;		/* this thread's partial slabs */
 	struct kmem_cache *cache;	/* NULL: slot not in use by this thread */
@@ -128,7 +130,7 @@ struct slub_thread {
 
 extern __thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
 
-static inline void stat(struct kmem_cache_cpu *c, enum stat_item si)
+static inline void stat_inc(struct kmem_cache_cpu *c, enum stat_item si)
 {
 	__atomic_store_n(&c->stat[si], __atomic_load_n(&c->stat[si], __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
@@ -195,7 +197,7 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
 
 		if (likely(object)) {
 			c->freelist = get_freepointer(s, object);
-			stat(c, ALLOC_FASTPATH);
+			stat_inc(c, ALLOC_FASTPATH);
 			if (unlikely(gfp & __GFP_ZERO))
 				memset(object, 0, s->object_size);
 			return object;
@@ -204,7 +206,12 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
 	return __slub_alloc_slow(s, gfp);
 }
 
-/* @slab is virt_to_slab(x), already known to belong to @s. */
+/*
+ * @slab is virt_to_slab(x) when the caller knows it (kfree), or NULL
+ * (kmem_cache_free): a free into this thread's cpu slab needs no struct
+ * page at all, just the slot's object range.  That range check also proves
+ * @x belongs to @s; everything else goes to the slow path's full checks.
+ */
 static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,
 							    struct slab *slab, void *x)
 {
@@ -212,16 +219,15 @@ static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s
 
 	if (likely(t)) {
 		struct kmem_cache_cpu *c = &t->cpu[s->index];
+		uintptr_t off = (uintptr_t)x - c->base;
 
 		/* Cheap checks that keep bad frees from corrupting the freelist:
 		 * a pointer into the middle of a slot, the same object twice. */
-		if (likely(slab == c->slab) &&
-		    likely(offset_is_multiple((uint32_t)((char *)x - slab_address(slab) - s->red_left_pad),
-						 s->div_magic)) &&
+		if (likely(off < c->span) && likely(offset_is_multiple((uint32_t)off, s->div_magic)) &&
 		    likely(x != c->freelist)) {
 			set_freepointer(s, x, c->freelist);
 			c->freelist = x;
-			stat(c, FREE_FASTPATH);
+			stat_inc(c, FREE_FASTPATH);
 			return;
 		}
 	}
