@@ -26,9 +26,17 @@ static size_t slot_of(uintptr_t addr, size_t cap)
 	return (size_t)((addr >> 12) * 0x9E3779B97F4A7C15ull) & (cap - 1);
 }
 
-static int grow_table(void)
+/*
+ * Rebuild the table with room for at least twice the live entries, dropping
+ * the tombstones.  When it filled up with tombstones rather than live
+ * entries, it keeps its size: doubling it every time would make it grow
+ * with the number of huge allocations ever made, not with those alive.
+ */
+static int rehash_table(void)
 {
-	size_t cap = capacity ? capacity * 2 : 512;
+	size_t cap = capacity ? capacity : 512;
+	while ((used + 1) * 4 > cap)
+		cap *= 2;
 	struct huge_entry *t = mmap(NULL, cap * sizeof(*t), PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED)
@@ -51,7 +59,8 @@ static int grow_table(void)
 
 static struct huge_entry *lookup(uintptr_t addr)
 {
-	if (!capacity)
+	/* Huge blocks are page-aligned; this also keeps 0 and 1 (the markers) out. */
+	if (!capacity || (addr & (HUGE_PAGE - 1)))
 		return NULL;
 	for (size_t j = slot_of(addr, capacity);; j = (j + 1) & (capacity - 1)) {
 		if (table[j].addr == addr)
@@ -61,9 +70,17 @@ static struct huge_entry *lookup(uintptr_t addr)
 	}
 }
 
+/* Make sure the next insert() finds room without rehashing. */
+static int reserve_slot(void)
+{
+	if ((used + tombstones + 1) * 2 > capacity)
+		return rehash_table();
+	return 0;
+}
+
 static int insert(const struct huge_entry *e)
 {
-	if ((used + tombstones + 1) * 2 > capacity && grow_table())
+	if (reserve_slot())
 		return -ENOMEM;
 	size_t j = slot_of(e->addr, capacity);
 	while (table[j].addr > 1)
@@ -149,10 +166,15 @@ void *huge_realloc(void *p, size_t size)
 
 	kmem_lock(&huge_lock);
 	struct huge_entry *e = lookup((uintptr_t)p);
-	if (!e || e->map != e->addr) {	/* aligned ones are not moved by mremap */
+	/*
+	 * Aligned ones are not moved by mremap.  And the moved block's entry
+	 * must go in without a rehash that could fail after the mremap.
+	 */
+	if (!e || e->map != e->addr || reserve_slot()) {
 		kmem_unlock(&huge_lock);
 		return NULL;
 	}
+	e = lookup((uintptr_t)p);	/* a rehash moved it */
 	void *q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
 	if (q == MAP_FAILED) {
 		kmem_unlock(&huge_lock);
@@ -160,7 +182,7 @@ void *huge_realloc(void *p, size_t size)
 	}
 	remove_entry(e);
 	struct huge_entry n = { .addr = (uintptr_t)q, .map = (uintptr_t)q, .map_len = len, .size = len };
-	insert(&n);	/* a slot was just freed: cannot fail */
+	insert(&n);	/* reserve_slot() made room: cannot fail */
 	kmem_unlock(&huge_lock);
 	return q;
 }

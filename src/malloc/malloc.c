@@ -34,7 +34,8 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 	void *p;
 
 	if (size <= KMALLOC_MAX_SIZE) {
-		p = __kmalloc_slow(size, gfp);
+		/* Before boot every size comes here: keep do_malloc()'s 16-byte minimum. */
+		p = __kmalloc_slow(size < MALLOC_MIN ? MALLOC_MIN : size, gfp);
 	} else {
 		if (kmem_boot())
 			return NULL;
@@ -228,7 +229,11 @@ MALLOC_API void *aligned_alloc(size_t align, size_t size)
 
 MALLOC_API void *memalign(size_t align, size_t size)
 {
-	/* glibc rounds a bad alignment up to a power of two. */
+	/* glibc rounds a bad alignment up to a power of two, and refuses what cannot be. */
+	if (align > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (align & (align - 1))
 		align = roundup_pow_of_two(align);
 	return alloc_aligned(align, size);

@@ -1,0 +1,1197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The malloc API of libkmem-malloc.so, as a program sees it under
+ * LD_PRELOAD: the details real programs depend on (errno, alignment, realloc
+ * in place, usable size, huge and impossible sizes, mallinfo2/malloc_stats),
+ * memory going back to the OS, fork from a multi-threaded process, many
+ * short-lived threads, and free() of pointers kmem never handed out.
+ *
+ * The test binary re-executes itself with LD_PRELOAD set to
+ * $KMEM_BINARY_DIR/lib/libkmem-malloc.so (tests/test_malloc_api.env) and
+ * "--child"; the child runs the cases.  (The binary also holds a static copy
+ * of libkmem, which nothing here uses: kmem_read is looked up in the .so.)
+ * Skipped (77) in sanitizer builds, where preloading cannot work, and when
+ * the .so is missing.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ktest.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KMEM_TEST_SANITIZED 1
+#else
+#define KMEM_TEST_SANITIZED 0
+#endif
+
+#define KiB (1024UL)
+#define MiB (1024UL * 1024)
+
+/*
+ * Every call goes through a volatile pointer: gcc knows what malloc() does
+ * and would otherwise fold or drop calls whose result it can predict
+ * (malloc/free pairs, malloc(SIZE_MAX), realloc(p, 0)).
+ */
+static void *(*volatile k_malloc)(size_t) = malloc;
+static void *(*volatile k_calloc)(size_t, size_t) = calloc;
+static void *(*volatile k_realloc)(void *, size_t) = realloc;
+static void *(*volatile k_reallocarray)(void *, size_t, size_t) = reallocarray;
+static void (*volatile k_free)(void *) = free;
+static int (*volatile k_posix_memalign)(void **, size_t, size_t) = posix_memalign;
+static void *(*volatile k_aligned_alloc)(size_t, size_t) = aligned_alloc;
+static void *(*volatile k_memalign)(size_t, size_t) = memalign;
+static void *(*volatile k_valloc)(size_t) = valloc;
+static void *(*volatile k_pvalloc)(size_t) = pvalloc;
+static size_t (*volatile k_usable)(void *) = malloc_usable_size;
+
+static void *kmem_so;		/* dlopen(RTLD_NOLOAD) handle of the preloaded library */
+static ssize_t (*so_kmem_read)(const char *, char *, size_t);
+
+static int aligned(const void *p, size_t a)
+{
+	return ((uintptr_t)p & (a - 1)) == 0;
+}
+
+static void fill(void *p, size_t n, unsigned int seed)
+{
+	unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		c[i] = (unsigned char)(seed + i * 7 + (i >> 8));
+}
+
+static int check_fill(const void *p, size_t n, unsigned int seed)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i] != (unsigned char)(seed + i * 7 + (i >> 8)))
+			return 0;
+	return 1;
+}
+
+static int all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return 0;
+	return 1;
+}
+
+static unsigned long rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * (unsigned long)sysconf(_SC_PAGESIZE);
+}
+
+/* "<name> <value>" from kmem's /proc/vmstat (the preloaded kmem's), or -1. */
+static long vmstat(const char *name)
+{
+	static char buf[1 << 16];
+	ssize_t n = so_kmem_read("/proc/vmstat", buf, sizeof(buf) - 1);
+	size_t nl = strlen(name);
+
+	if (n < 0)
+		return -1;
+	buf[n < (ssize_t)sizeof(buf) ? n : (ssize_t)sizeof(buf) - 1] = '\0';
+	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, name, nl) && line[nl] == ' ')
+			return strtol(line + nl + 1, NULL, 10);
+	return -1;
+}
+
+static unsigned long rnd(unsigned long *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A size spread over every class: mostly small, some large, few huge. */
+static size_t random_size(unsigned long *s)
+{
+	unsigned long r = rnd(s);
+
+	switch (r % 100) {
+	case 0:
+		return 4 * MiB + (r >> 8) % (4 * MiB);		/* huge: own mapping */
+	case 1 ... 4:
+		return 8 * KiB + (r >> 8) % (1 * MiB);		/* pages */
+	default:
+		return 1 + (r >> 8) % (r & 0x100 ? 512 : 8192);	/* slab */
+	}
+}
+
+/* ---- is this really kmem? ------------------------------------------- */
+
+/* The first malloc(1) of the process (it boots kmem): recorded by child_main(). */
+static void *first_block;
+static size_t first_block_usable;
+
+KTEST(first_malloc)
+{
+	/* Like any other: at least 16 bytes, 16-aligned, from the 16-byte bucket. */
+	KT_ASSERT(first_block != NULL);
+	KT_EXPECT(aligned(first_block, 16));
+	KT_EXPECT(first_block_usable >= 16);
+	void *p = k_malloc(1);
+	KT_ASSERT(p != NULL);
+	KT_EXPECT(k_usable(p) == first_block_usable);
+	k_free(p);
+	k_free(first_block);
+}
+
+KTEST(runs_on_kmem)
+{
+	KT_ASSERT(kmem_so != NULL);
+	KT_ASSERT(so_kmem_read != NULL);
+	/* malloc as every library sees it is the preloaded one. */
+	KT_ASSERT(dlsym(RTLD_DEFAULT, "malloc") == dlsym(kmem_so, "malloc"));
+	KT_ASSERT(dlsym(RTLD_DEFAULT, "free") == dlsym(kmem_so, "free"));
+	KT_ASSERT(dlsym(RTLD_DEFAULT, "posix_memalign") == dlsym(kmem_so, "posix_memalign"));
+
+	char buf[8192];
+	KT_ASSERT(so_kmem_read("/proc/meminfo", buf, sizeof(buf)) > 0);
+	long before = vmstat("pgalloc_normal");
+	KT_ASSERT(before >= 0);
+	char *p = k_malloc(1 * MiB);
+	KT_ASSERT(p != NULL);
+	memset(p, 1, 1 * MiB);
+	long after = vmstat("pgalloc_normal");
+	KT_EXPECT(after - before >= 256);	/* the MiB came from kmem's buddy allocator */
+	k_free(p);
+}
+
+/* ---- malloc, free, calloc ------------------------------------------ */
+
+KTEST(malloc_free_basic)
+{
+	static const size_t sizes[] = { 1, 7, 8, 15, 16, 17, 24, 31, 32, 48, 63, 64, 65, 96, 100,
+					127, 128, 129, 192, 255, 256, 257, 500, 511, 512, 513,
+					1000, 1024, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
+					8192, 8193, 12288, 65536, 65537, 1 * MiB, 4 * MiB - 1,
+					4 * MiB, 4 * MiB + 1, 9 * MiB };
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	void *p[N];
+
+	for (int i = 0; i < N; i++) {
+		p[i] = k_malloc(sizes[i]);
+		KT_ASSERT(p[i] != NULL);
+		fill(p[i], sizes[i], (unsigned int)i);
+	}
+	for (int i = 0; i < N; i++)
+		KT_EXPECT(check_fill(p[i], sizes[i], (unsigned int)i));
+	for (int i = 0; i < N; i++)
+		k_free(p[i]);
+}
+
+KTEST(calloc_zeroed)
+{
+	static const size_t sizes[] = { 1, 16, 100, 1000, 4096, 8000, 8192, 10000, 100000,
+					1 * MiB, 3 * MiB, 4 * MiB, 5 * MiB };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		/* Dirty memory of that size first, so calloc gets recycled blocks. */
+		for (int round = 0; round < 3; round++) {
+			void *d[8];
+			for (int j = 0; j < 8; j++) {
+				d[j] = k_malloc(n);
+				KT_ASSERT(d[j] != NULL);
+				memset(d[j], 0xa5, n);
+			}
+			for (int j = 0; j < 8; j++)
+				k_free(d[j]);
+			unsigned char *c = k_calloc(1, n);
+			KT_ASSERT(c != NULL);
+			if (!all_zero(c, n)) {
+				KT_FAIL("calloc(1, %zu) not zeroed", n);
+				k_free(c);
+				return;
+			}
+			k_free(c);
+			c = k_calloc(n, 1);
+			KT_ASSERT(c != NULL);
+			KT_EXPECT(all_zero(c, n));
+			k_free(c);
+		}
+	}
+	void *z = k_calloc(0, 0);
+	KT_EXPECT(z != NULL);
+	k_free(z);
+}
+
+KTEST(calloc_overflow)
+{
+	errno = 0;
+	KT_EXPECT(k_calloc(SIZE_MAX / 2, 3) == NULL);
+	KT_EXPECT(errno == ENOMEM);
+	errno = 0;
+	KT_EXPECT(k_calloc((size_t)1 << 33, (size_t)1 << 33) == NULL);
+	KT_EXPECT(errno == ENOMEM);
+	errno = 0;
+	KT_EXPECT(k_calloc(1, SIZE_MAX) == NULL);
+	KT_EXPECT(errno == ENOMEM);
+}
+
+KTEST(malloc_zero_unique)
+{
+	enum { N = 200 };
+	void *p[N];
+
+	for (int i = 0; i < N; i++) {
+		p[i] = k_malloc(0);
+		KT_ASSERT(p[i] != NULL);
+		KT_EXPECT(aligned(p[i], 16));
+		for (int j = 0; j < i; j++)
+			if (p[j] == p[i]) {
+				KT_FAIL("malloc(0) returned %p twice", p[i]);
+				return;
+			}
+	}
+	for (int i = 0; i < N; i++)
+		k_free(p[i]);
+}
+
+KTEST(free_null_and_sized)
+{
+	void (*free_sized)(void *, size_t) = (void (*)(void *, size_t))dlsym(RTLD_DEFAULT, "free_sized");
+	void (*free_aligned_sized)(void *, size_t, size_t) =
+		(void (*)(void *, size_t, size_t))dlsym(RTLD_DEFAULT, "free_aligned_sized");
+
+	k_free(NULL);
+	KT_ASSERT(free_sized != NULL);
+	KT_ASSERT(free_aligned_sized != NULL);
+	free_sized(NULL, 0);
+	free_aligned_sized(NULL, 64, 0);
+	static const size_t sizes[] = { 1, 100, 5000, 100000, 6 * MiB };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *p = k_malloc(sizes[i]);
+		KT_ASSERT(p != NULL);
+		memset(p, 1, sizes[i]);
+		free_sized(p, sizes[i]);
+		void *q;
+		KT_ASSERT(k_posix_memalign(&q, 256, sizes[i]) == 0);
+		memset(q, 2, sizes[i]);
+		free_aligned_sized(q, 256, sizes[i]);
+		q = k_aligned_alloc(4096, sizes[i]);
+		KT_ASSERT(q != NULL);
+		free_aligned_sized(q, 4096, sizes[i]);
+	}
+}
+
+/* ---- realloc -------------------------------------------------------- */
+
+KTEST(realloc_null_is_malloc)
+{
+	char *p = k_realloc(NULL, 100);
+	KT_ASSERT(p != NULL);
+	KT_EXPECT(k_usable(p) >= 100);
+	memset(p, 3, 100);
+	k_free(p);
+	p = k_realloc(NULL, 10 * MiB);
+	KT_ASSERT(p != NULL);
+	memset(p, 3, 10 * MiB);
+	k_free(p);
+}
+
+KTEST(realloc_grow_keeps_contents)
+{
+	/* Through every class: slab -> slab -> pages -> huge -> bigger huge, and back down. */
+	static const size_t steps[] = { 1, 10, 17, 100, 200, 1000, 5000, 8192, 9000, 70000,
+					1 * MiB, 4 * MiB, 5 * MiB, 20 * MiB, 40 * MiB,
+					6 * MiB, 3 * MiB, 50000, 3000, 64, 5 };
+	size_t have = 0;
+	unsigned char *p = NULL;
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		size_t n = steps[i];
+		unsigned char *q = k_realloc(p, n);
+		if (!q) {
+			KT_FAIL("realloc(%zu -> %zu) failed", have, n);
+			k_free(p);
+			return;
+		}
+		size_t keep = have < n ? have : n;
+		if (!check_fill(q, keep, 0x42)) {
+			KT_FAIL("realloc(%zu -> %zu) lost the contents", have, n);
+			k_free(q);
+			return;
+		}
+		KT_EXPECT(aligned(q, 16));
+		KT_EXPECT(k_usable(q) >= n);
+		fill(q, n, 0x42);
+		p = q;
+		have = n;
+	}
+	k_free(p);
+}
+
+KTEST(realloc_in_place)
+{
+	/* { first size, second size }: the second fits the first block. */
+	static const size_t cases[][2] = {
+		{ 1000, 900 }, { 1000, 1024 }, { 100, 128 }, { 100, 90 }, { 5000, 8000 },
+		{ 5000, 4500 }, { 1 * MiB, 1 * MiB - 100 }, { 1 * MiB - 100, 1 * MiB },
+		{ 3 * MiB, 3 * MiB + 4096 }, { 16 * MiB, 15 * MiB }, { 5 * MiB + 1, 5 * MiB + 4000 },
+		{ 9 * MiB, 9 * MiB - 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t a = cases[i][0], b = cases[i][1];
+		unsigned char *p = k_malloc(a);
+		KT_ASSERT(p != NULL);
+		fill(p, a, 9);
+		unsigned char *q = k_realloc(p, b);
+		KT_ASSERT(q != NULL);
+		if (q != p)
+			KT_FAIL("realloc(%zu -> %zu) moved the block (usable size %zu)", a, b,
+				k_usable(q));
+		KT_EXPECT(check_fill(q, a < b ? a : b, 9));
+		k_free(q);
+	}
+}
+
+KTEST(realloc_zero_frees)
+{
+	/* glibc: realloc(p, 0) frees p and returns NULL. */
+	void *p = k_malloc(200);
+	KT_ASSERT(p != NULL);
+	errno = 0;
+	void *q = k_realloc(p, 0);
+	KT_EXPECT(q == NULL);
+	/* The slot is free again: this thread's freelist hands it out next. */
+	void *r = k_malloc(200);
+	KT_EXPECT(r == p);
+	k_free(r);
+	p = k_malloc(7 * MiB);
+	KT_ASSERT(p != NULL);
+	KT_EXPECT(k_realloc(p, 0) == NULL);
+}
+
+KTEST(realloc_failure_keeps_block)
+{
+	static const size_t sizes[] = { 100, 100000, 6 * MiB };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned char *p = k_malloc(sizes[i]);
+		KT_ASSERT(p != NULL);
+		fill(p, sizes[i], 5);
+		errno = 0;
+		KT_EXPECT(k_realloc(p, SIZE_MAX - 4096) == NULL);
+		KT_EXPECT(errno == ENOMEM);
+		KT_EXPECT(k_realloc(p, (size_t)1 << 50) == NULL);
+		KT_EXPECT(check_fill(p, sizes[i], 5));
+		k_free(p);
+	}
+}
+
+KTEST(reallocarray_overflow)
+{
+	unsigned char *p = k_reallocarray(NULL, 100, 8);
+	KT_ASSERT(p != NULL);
+	fill(p, 800, 1);
+	errno = 0;
+	KT_EXPECT(k_reallocarray(p, SIZE_MAX / 4, 8) == NULL);
+	KT_EXPECT(errno == ENOMEM);
+	KT_EXPECT(check_fill(p, 800, 1));	/* untouched */
+	p = k_reallocarray(p, 1000, 8);
+	KT_ASSERT(p != NULL);
+	KT_EXPECT(check_fill(p, 800, 1));
+	k_free(p);
+}
+
+/* ---- alignment ------------------------------------------------------ */
+
+static const size_t align_sizes[] = { 0, 1, 8, 17, 100, 512, 4095, 4096, 5000, 8192, 65537,
+				      1 * MiB + 1, 3 * MiB, 4 * MiB, 5 * MiB, 9 * MiB + 123 };
+
+KTEST(posix_memalign_einval)
+{
+	static const size_t bad[] = { 0, 1, 2, 4, 3, 12, 24, 48, 4097, (size_t)1 << 63 | 1 };
+	void *p = (void *)0x1234;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = k_posix_memalign(&p, bad[i], 64);
+		if (rc != EINVAL)
+			KT_FAIL("posix_memalign(align %zu) = %d, expected EINVAL", bad[i], rc);
+		KT_EXPECT(p == (void *)0x1234);	/* *memptr untouched */
+	}
+}
+
+KTEST(posix_memalign_alignments)
+{
+	for (size_t a = sizeof(void *); a <= 2 * MiB; a *= 2) {
+		for (size_t i = 0; i < sizeof(align_sizes) / sizeof(align_sizes[0]); i++) {
+			size_t n = align_sizes[i];
+			void *p = NULL;
+			int rc = k_posix_memalign(&p, a, n);
+			if (rc || !p) {
+				KT_FAIL("posix_memalign(align %zu, size %zu) = %d", a, n, rc);
+				return;
+			}
+			if (!aligned(p, a) || k_usable(p) < n) {
+				KT_FAIL("posix_memalign(align %zu, size %zu) = %p, usable %zu", a, n,
+					p, k_usable(p));
+				k_free(p);
+				return;
+			}
+			memset(p, 0x77, n);
+			k_free(p);
+		}
+	}
+	/* Beyond the buddy allocator's largest block. */
+	for (size_t a = 4 * MiB; a <= 16 * MiB; a *= 2) {
+		void *p = NULL;
+		KT_ASSERT(k_posix_memalign(&p, a, 100) == 0);
+		KT_EXPECT(aligned(p, a));
+		k_free(p);
+		KT_ASSERT(k_posix_memalign(&p, a, 5 * MiB) == 0);
+		KT_EXPECT(aligned(p, a));
+		memset(p, 1, 5 * MiB);
+		k_free(p);
+	}
+	/* Many live at once: no two overlap, every one aligned. */
+	enum { N = 300 };
+	static unsigned char *live[N];
+	static size_t live_n[N];
+	unsigned long s = 12345;
+	for (int i = 0; i < N; i++) {
+		size_t a = (size_t)16 << (rnd(&s) % 10);
+		live_n[i] = 1 + rnd(&s) % 3000;
+		KT_ASSERT(k_posix_memalign((void **)&live[i], a, live_n[i]) == 0);
+		KT_EXPECT(aligned(live[i], a));
+		fill(live[i], live_n[i], (unsigned int)i);
+	}
+	for (int i = 0; i < N; i++) {
+		KT_EXPECT(check_fill(live[i], live_n[i], (unsigned int)i));
+		k_free(live[i]);
+	}
+}
+
+KTEST(aligned_alloc_memalign_valloc_pvalloc)
+{
+	for (size_t a = 16; a <= 1 * MiB; a *= 4) {
+		for (size_t i = 0; i < sizeof(align_sizes) / sizeof(align_sizes[0]); i++) {
+			size_t n = align_sizes[i];
+			void *p = k_aligned_alloc(a, n);
+			void *q = k_memalign(a, n);
+			KT_ASSERT(p != NULL && q != NULL);
+			KT_EXPECT(aligned(p, a) && aligned(q, a));
+			KT_EXPECT(k_usable(p) >= n && k_usable(q) >= n);
+			memset(p, 1, n);
+			memset(q, 2, n);
+			k_free(p);
+			k_free(q);
+		}
+	}
+	errno = 0;
+	KT_EXPECT(k_aligned_alloc(3, 64) == NULL);
+	KT_EXPECT(errno == EINVAL);
+	/* memalign rounds a bad alignment up to a power of two, as glibc does. */
+	void *p = k_memalign(24, 100);
+	KT_ASSERT(p != NULL);
+	KT_EXPECT(aligned(p, 32));
+	k_free(p);
+	errno = 0;
+	KT_EXPECT(k_memalign(SIZE_MAX, 1) == NULL);	/* no power of two is that large */
+	KT_EXPECT(errno == EINVAL);
+	errno = 0;
+	KT_EXPECT(k_memalign((size_t)1 << 62, 1) == NULL);
+	KT_EXPECT(errno == ENOMEM);
+
+	static const size_t vsizes[] = { 0, 1, 100, 4096, 4097, 10000, 5 * MiB + 1 };
+	for (size_t i = 0; i < sizeof(vsizes) / sizeof(vsizes[0]); i++) {
+		size_t n = vsizes[i];
+		void *v = k_valloc(n);
+		KT_ASSERT(v != NULL);
+		KT_EXPECT(aligned(v, 4096));
+		KT_EXPECT(k_usable(v) >= n);
+		memset(v, 3, n);
+		k_free(v);
+		void *pv = k_pvalloc(n);
+		size_t rounded = n ? (n + 4095) & ~(size_t)4095 : 4096;
+		KT_ASSERT(pv != NULL);
+		KT_EXPECT(aligned(pv, 4096));
+		KT_EXPECT(k_usable(pv) >= rounded);
+		memset(pv, 4, rounded);
+		k_free(pv);
+	}
+	errno = 0;
+	KT_EXPECT(k_pvalloc(SIZE_MAX - 100) == NULL);
+	KT_EXPECT(errno == ENOMEM);
+}
+
+KTEST(malloc_alignment_every_size)
+{
+	enum { BATCH = 8 };
+	void *p[BATCH];
+
+	/* A few live at once so the blocks are not all the first of a slab. */
+	for (size_t n = 1; n <= 20000; n++) {
+		for (int j = 0; j < BATCH; j++) {
+			p[j] = k_malloc(n);
+			if (!p[j] || !aligned(p[j], 16)) {
+				KT_FAIL("malloc(%zu) = %p: not 16-aligned", n, p[j]);
+				return;
+			}
+		}
+		for (int j = 0; j < BATCH; j++)
+			k_free(p[j]);
+	}
+	for (size_t n = 20000; n <= 64 * MiB; n = n * 5 / 4 + 1) {
+		void *q = k_malloc(n);
+		void *c = k_calloc(1, n);
+		KT_ASSERT(q != NULL && c != NULL);
+		KT_EXPECT(aligned(q, 16) && aligned(c, 16));
+		k_free(q);
+		k_free(c);
+	}
+}
+
+KTEST(usable_size)
+{
+	/* Every byte up to malloc_usable_size() is the caller's (glibc allows it). */
+	size_t n = 0;
+
+	KT_EXPECT(k_usable(NULL) == 0);
+	while (n <= 10 * MiB) {
+		unsigned char *a = k_malloc(n), *b = k_malloc(n);
+		KT_ASSERT(a != NULL && b != NULL);
+		size_t ua = k_usable(a), ub = k_usable(b);
+		if (ua < n || ub < n) {
+			KT_FAIL("malloc_usable_size(malloc(%zu)) = %zu, %zu", n, ua, ub);
+			return;
+		}
+		fill(a, ua, 1);
+		fill(b, ub, 2);
+		if (!check_fill(a, ua, 1) || !check_fill(b, ub, 2)) {
+			KT_FAIL("writing the usable size of malloc(%zu) (%zu) overwrote a neighbour", n, ua);
+			return;
+		}
+		k_free(a);
+		k_free(b);
+		n = n < 4096 ? n + 1 : n < 20000 ? n + 61 : n * 9 / 8;
+	}
+}
+
+/* ---- huge and impossible sizes ------------------------------------- */
+
+KTEST(huge_64mib)
+{
+	size_t n = 64 * MiB;
+	struct mallinfo2 before = mallinfo2();
+	unsigned char *p = k_malloc(n);
+
+	KT_ASSERT(p != NULL);
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = (unsigned char)(i >> 12);
+	struct mallinfo2 during = mallinfo2();
+	KT_EXPECT(during.hblks >= before.hblks + 1);
+	KT_EXPECT(during.hblkhd >= before.hblkhd + n);
+	for (size_t i = 0; i < n; i += 4096)
+		if (p[i] != (unsigned char)(i >> 12)) {
+			KT_FAIL("64 MiB block: page %zu lost its byte", i >> 12);
+			break;
+		}
+	k_free(p);
+	struct mallinfo2 after = mallinfo2();
+	KT_EXPECT(after.hblkhd == before.hblkhd);
+
+	p = k_calloc(n, 1);
+	KT_ASSERT(p != NULL);
+	for (size_t i = 0; i < n; i += 4093)
+		if (p[i]) {
+			KT_FAIL("calloc(64 MiB) byte %zu not zero", i);
+			break;
+		}
+	k_free(p);
+}
+
+KTEST(impossible_sizes)
+{
+	static const size_t sizes[] = { SIZE_MAX, SIZE_MAX - 4096, SIZE_MAX / 2 + 1, (size_t)1 << 50,
+					(size_t)1 << 47 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		errno = 0;
+		void *p = k_malloc(sizes[i]);
+		if (p || errno != ENOMEM) {
+			KT_FAIL("malloc(%#zx) = %p, errno %d", sizes[i], p, errno);
+			k_free(p);
+		}
+		errno = 0;
+		p = k_aligned_alloc(64, sizes[i]);
+		KT_EXPECT(p == NULL && errno == ENOMEM);
+		void *q = NULL;
+		KT_EXPECT(k_posix_memalign(&q, 4096, sizes[i]) == ENOMEM && q == NULL);
+		KT_EXPECT(k_posix_memalign(&q, 8 * MiB, sizes[i]) == ENOMEM && q == NULL);
+	}
+
+	/*
+	 * 1 TiB: more than this machine has, so mmap refuses it unless the
+	 * kernel overcommits blindly (vm.overcommit_memory=1); either way, no crash.
+	 */
+	int overcommit = -1;
+	FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+	if (f) {
+		if (fscanf(f, "%d", &overcommit) != 1)
+			overcommit = -1;
+		fclose(f);
+	}
+	errno = 0;
+	void *t = k_malloc((size_t)1 << 40);
+	if (t) {
+		KT_EXPECT(overcommit == 1);
+		((char *)t)[0] = 1;
+		k_free(t);
+	} else {
+		KT_EXPECT(errno == ENOMEM);
+	}
+	/* And the allocator is still fine. */
+	void *p = k_malloc(100);
+	KT_EXPECT(p != NULL);
+	k_free(p);
+}
+
+/* ---- malloc_trim, mallinfo2, malloc_stats ---------------------------- */
+
+KTEST(trim_mallinfo_stats)
+{
+	void *p = k_malloc(3 * MiB), *h = k_malloc(12 * MiB);
+	KT_ASSERT(p && h);
+	memset(p, 1, 3 * MiB);
+	memset(h, 1, 12 * MiB);
+
+	struct mallinfo2 mi = mallinfo2();
+	KT_EXPECT(mi.arena > 0);
+	KT_EXPECT(mi.uordblks <= mi.arena);
+	KT_EXPECT(mi.fordblks <= mi.arena);
+	KT_EXPECT(mi.uordblks >= 3 * MiB);		/* the 3 MiB block is in use */
+	KT_EXPECT(mi.hblks >= 1);
+	KT_EXPECT(mi.hblkhd >= 12 * MiB);
+	KT_EXPECT(mi.hblkhd < ((size_t)1 << 40));
+
+	KT_EXPECT(dlsym(RTLD_DEFAULT, "mallinfo2") == dlsym(kmem_so, "mallinfo2"));
+	KT_EXPECT(dlsym(RTLD_DEFAULT, "mallinfo") == dlsym(kmem_so, "mallinfo"));
+
+	k_free(p);
+	k_free(h);
+	int rc = malloc_trim(0);
+	KT_EXPECT(rc == 0 || rc == 1);
+	KT_EXPECT(malloc_trim(1 * MiB) >= 0);
+
+	/* malloc_stats() writes to stderr. */
+	char tmpl[] = "/tmp/kmem-malloc-stats-XXXXXX";
+	int fd = mkstemp(tmpl);
+	KT_ASSERT(fd >= 0);
+	unlink(tmpl);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fd, 2);
+	malloc_stats();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	char text[4096] = "";
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	KT_ASSERT(n > 0);
+	text[n] = '\0';
+	KT_EXPECT(strstr(text, "kmem malloc") != NULL);
+}
+
+/* ---- memory goes back to the OS ------------------------------------ */
+
+KTEST(rss_returns_after_free)
+{
+	enum { N = 256 };
+	static void *blocks[N];
+
+	malloc_trim(0);
+	unsigned long base = rss_bytes();
+	for (int i = 0; i < N; i++) {
+		blocks[i] = k_malloc(1 * MiB);
+		KT_ASSERT(blocks[i] != NULL);
+		memset(blocks[i], i, 1 * MiB);
+	}
+	unsigned long peak = rss_bytes();
+	for (int i = 0; i < N; i++)
+		k_free(blocks[i]);
+	malloc_trim(0);
+	unsigned long after = rss_bytes();
+	fprintf(stderr, "     RSS: base %lu MiB, peak %lu MiB, after free + malloc_trim %lu MiB\n",
+		base / MiB, peak / MiB, after / MiB);
+	KT_EXPECT(peak >= base + 200 * MiB);
+	KT_EXPECT(after + 128 * MiB < peak);
+}
+
+/* ---- fork from a multi-threaded process ----------------------------- */
+
+static atomic_int hammer_stop;
+
+static void *hammer(void *arg)
+{
+	unsigned long s = (unsigned long)(uintptr_t)arg * 2654435761UL + 1;
+	enum { SLOTS = 64 };
+	unsigned char *slot[SLOTS] = { 0 };
+	size_t len[SLOTS] = { 0 };
+
+	while (!atomic_load_explicit(&hammer_stop, memory_order_relaxed)) {
+		unsigned int i = (unsigned int)(rnd(&s) % SLOTS);
+		if (slot[i]) {
+			if (slot[i][0] != (unsigned char)len[i] || slot[i][len[i] - 1] != (unsigned char)i)
+				abort();
+			k_free(slot[i]);
+		}
+		len[i] = 1 + random_size(&s);	/* >= 2: first and last byte differ */
+		slot[i] = k_malloc(len[i]);
+		if (!slot[i])
+			abort();
+		slot[i][0] = (unsigned char)len[i];
+		slot[i][len[i] - 1] = (unsigned char)i;
+	}
+	for (int i = 0; i < SLOTS; i++)
+		k_free(slot[i]);
+	return NULL;
+}
+
+/* In the child: allocate, check, free; any hang is killed by alarm(). */
+static int fork_child_work(unsigned long seed)
+{
+	enum { N = 3000, LIVE = 256 };
+	unsigned char *live[LIVE] = { 0 };
+	size_t len[LIVE] = { 0 };
+	unsigned long s = seed;
+
+	alarm(20);
+	for (int k = 0; k < N; k++) {
+		unsigned int i = (unsigned int)(rnd(&s) % LIVE);
+		if (live[i]) {
+			if (!check_fill(live[i], len[i] < 256 ? len[i] : 256, i))
+				return 2;
+			k_free(live[i]);
+		}
+		len[i] = random_size(&s);
+		live[i] = k % 7 ? k_malloc(len[i]) : k_calloc(1, len[i]);
+		if (!live[i])
+			return 3;
+		fill(live[i], len[i] < 256 ? len[i] : 256, i);
+	}
+	for (int i = 0; i < LIVE; i++) {
+		if (live[i] && !check_fill(live[i], len[i] < 256 ? len[i] : 256, (unsigned int)i))
+			return 4;
+		k_free(live[i]);
+	}
+	/* A thread in the child too. */
+	pthread_t t;
+	if (pthread_create(&t, NULL, hammer, (void *)(uintptr_t)99))
+		return 5;
+	usleep(1000);
+	atomic_store(&hammer_stop, 1);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+KTEST(fork_while_threads_allocate)
+{
+	enum { THREADS = 4, FORKS = 50 };
+	pthread_t t[THREADS];
+
+	atomic_store(&hammer_stop, 0);
+	for (int i = 0; i < THREADS; i++)
+		KT_ASSERT(pthread_create(&t[i], NULL, hammer, (void *)(uintptr_t)(i + 1)) == 0);
+
+	int bad = 0;
+	for (int f = 0; f < FORKS; f++) {
+		usleep(2000);	/* let the threads get deep into malloc */
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid < 0) {
+			KT_FAIL("fork: %s", strerror(errno));
+			bad++;
+			break;
+		}
+		if (pid == 0)
+			_exit(fork_child_work((unsigned long)f * 7919 + 1));
+		int status;
+		if (waitpid(pid, &status, 0) != pid) {
+			KT_FAIL("waitpid: %s", strerror(errno));
+			bad++;
+			continue;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			if (WIFSIGNALED(status))
+				KT_FAIL("fork %d: child killed by signal %d%s", f, WTERMSIG(status),
+					WTERMSIG(status) == SIGALRM ? " (deadlocked: 20 s alarm)" : "");
+			else
+				KT_FAIL("fork %d: child exit status %d", f, WEXITSTATUS(status));
+			bad++;
+		}
+	}
+	atomic_store(&hammer_stop, 1);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	KT_EXPECT(bad == 0);
+}
+
+/* ---- many short-lived threads --------------------------------------- */
+
+enum { HANDOFF = 64 };
+static void *handoff[HANDOFF];		/* left by one thread, freed by the next */
+static size_t handoff_len[HANDOFF];
+static atomic_int thread_errors;
+
+static void *short_lived(void *arg)
+{
+	unsigned long s = (unsigned long)(uintptr_t)arg * 40503UL + 7;
+	enum { N = 2000 };
+	void *mine[N];
+
+	/* Blocks from the previous, now dead, thread. */
+	for (int i = 0; i < HANDOFF; i++) {
+		if (handoff[i]) {
+			if (!check_fill(handoff[i], handoff_len[i] < 64 ? handoff_len[i] : 64, (unsigned int)i))
+				atomic_fetch_add(&thread_errors, 1);
+			k_free(handoff[i]);
+		}
+	}
+	/* Every slab cache and some pages: per-thread state everywhere. */
+	for (int i = 0; i < N; i++) {
+		size_t n = i % 50 == 0 ? 16 * KiB + rnd(&s) % (256 * KiB) : 1 + rnd(&s) % 8192;
+		mine[i] = k_malloc(n);
+		if (!mine[i]) {
+			atomic_fetch_add(&thread_errors, 1);
+			return NULL;
+		}
+		memset(mine[i], 0x3c, n < 64 ? n : 64);
+	}
+	for (int i = 0; i < N; i += 2)
+		k_free(mine[i]);
+	for (int i = 1; i < N; i += 2)
+		k_free(mine[i]);
+	for (int i = 0; i < HANDOFF; i++) {
+		handoff_len[i] = 1 + rnd(&s) % 4096;
+		handoff[i] = k_malloc(handoff_len[i]);
+		if (handoff[i])
+			fill(handoff[i], handoff_len[i] < 64 ? handoff_len[i] : 64, (unsigned int)i);
+	}
+	return NULL;
+}
+
+KTEST(many_short_lived_threads)
+{
+	unsigned long rss50 = 0;
+
+	atomic_store(&thread_errors, 0);
+	for (int i = 1; i <= 500; i++) {
+		pthread_t t;
+		KT_ASSERT(pthread_create(&t, NULL, short_lived, (void *)(uintptr_t)i) == 0);
+		KT_ASSERT(pthread_join(t, NULL) == 0);
+		if (i == 50)
+			rss50 = rss_bytes();
+	}
+	unsigned long rss500 = rss_bytes();
+	for (int i = 0; i < HANDOFF; i++)
+		k_free(handoff[i]);
+	fprintf(stderr, "     RSS after 50 threads %lu MiB, after 500 threads %lu MiB\n",
+		rss50 / MiB, rss500 / MiB);
+	KT_EXPECT(atomic_load(&thread_errors) == 0);
+	KT_EXPECT(rss500 < rss50 + 64 * MiB);
+
+	/* And 16 at a time, freeing each other's blocks. */
+	for (int round = 0; round < 10; round++) {
+		pthread_t t[16];
+		atomic_store(&hammer_stop, 0);
+		for (int i = 0; i < 16; i++)
+			KT_ASSERT(pthread_create(&t[i], NULL, hammer, (void *)(uintptr_t)(round * 16 + i)) == 0);
+		usleep(5000);
+		atomic_store(&hammer_stop, 1);
+		for (int i = 0; i < 16; i++)
+			pthread_join(t[i], NULL);
+	}
+	unsigned long rss_end = rss_bytes();
+	fprintf(stderr, "     RSS after 160 more threads %lu MiB\n", rss_end / MiB);
+	KT_EXPECT(rss_end < rss50 + 96 * MiB);
+}
+
+/* ---- freed by another, live thread ---------------------------------- */
+
+enum { QUEUE = 1024, PRODUCERS = 4, CONSUMERS = 4, PER_PRODUCER = 50000 };
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t nonempty, nonfull;
+	unsigned char *item[QUEUE];
+	size_t len[QUEUE];
+	unsigned int head, tail;
+	int producers_left;
+} q = { .lock = PTHREAD_MUTEX_INITIALIZER, .nonempty = PTHREAD_COND_INITIALIZER,
+	.nonfull = PTHREAD_COND_INITIALIZER };
+static atomic_long consumed, bad_items;
+
+static void *producer(void *arg)
+{
+	unsigned long s = (unsigned long)(uintptr_t)arg * 977 + 3;
+
+	for (int i = 0; i < PER_PRODUCER; i++) {
+		size_t n = 1 + (i % 100 == 0 ? rnd(&s) % (64 * KiB) : rnd(&s) % 2048);
+		unsigned char *p = k_malloc(n);
+		if (!p) {
+			atomic_fetch_add(&bad_items, 1);
+			continue;
+		}
+		fill(p, n < 128 ? n : 128, (unsigned int)n);
+		pthread_mutex_lock(&q.lock);
+		while (q.tail - q.head == QUEUE)
+			pthread_cond_wait(&q.nonfull, &q.lock);
+		q.item[q.tail % QUEUE] = p;
+		q.len[q.tail % QUEUE] = n;
+		q.tail++;
+		pthread_cond_signal(&q.nonempty);
+		pthread_mutex_unlock(&q.lock);
+	}
+	pthread_mutex_lock(&q.lock);
+	q.producers_left--;
+	pthread_cond_broadcast(&q.nonempty);
+	pthread_mutex_unlock(&q.lock);
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&q.lock);
+		while (q.tail == q.head && q.producers_left)
+			pthread_cond_wait(&q.nonempty, &q.lock);
+		if (q.tail == q.head) {
+			pthread_mutex_unlock(&q.lock);
+			return NULL;
+		}
+		unsigned char *p = q.item[q.head % QUEUE];
+		size_t n = q.len[q.head % QUEUE];
+		q.head++;
+		pthread_cond_signal(&q.nonfull);
+		pthread_mutex_unlock(&q.lock);
+		if (!check_fill(p, n < 128 ? n : 128, (unsigned int)n))
+			atomic_fetch_add(&bad_items, 1);
+		k_free(p);
+		atomic_fetch_add(&consumed, 1);
+	}
+}
+
+KTEST(cross_thread_free)
+{
+	pthread_t p[PRODUCERS], c[CONSUMERS];
+
+	q.producers_left = PRODUCERS;
+	for (int i = 0; i < CONSUMERS; i++)
+		KT_ASSERT(pthread_create(&c[i], NULL, consumer, NULL) == 0);
+	for (int i = 0; i < PRODUCERS; i++)
+		KT_ASSERT(pthread_create(&p[i], NULL, producer, (void *)(uintptr_t)i) == 0);
+	for (int i = 0; i < PRODUCERS; i++)
+		pthread_join(p[i], NULL);
+	for (int i = 0; i < CONSUMERS; i++)
+		pthread_join(c[i], NULL);
+	KT_EXPECT(atomic_load(&bad_items) == 0);
+	KT_EXPECT(atomic_load(&consumed) == (long)PRODUCERS * PER_PRODUCER);
+}
+
+/* ---- pointers kmem never handed out --------------------------------- */
+
+static unsigned char static_buf[8192] __attribute__((aligned(64)));
+
+KTEST(foreign_pointers)
+{
+	unsigned char *m = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+	KT_ASSERT(m != MAP_FAILED);
+	memset(m, 0x6b, 3 * 4096);
+	memset(static_buf, 0x59, sizeof(static_buf));
+	unsigned char stack_buf[256];
+	memset(stack_buf, 0x1d, sizeof(stack_buf));
+
+	k_free(m);
+	k_free(m + 4096);
+	k_free(static_buf);
+	k_free(static_buf + 16);
+	k_free(stack_buf);
+
+	/* Nothing was touched, the mapping is still ours. */
+	for (size_t i = 0; i < 3 * 4096; i++)
+		if (m[i] != 0x6b) {
+			KT_FAIL("free(mmap'ed pointer) changed byte %zu", i);
+			break;
+		}
+	for (size_t i = 0; i < sizeof(static_buf); i++)
+		if (static_buf[i] != 0x59) {
+			KT_FAIL("free(static buffer) changed byte %zu", i);
+			break;
+		}
+	KT_EXPECT(stack_buf[0] == 0x1d && stack_buf[255] == 0x1d);
+	KT_EXPECT(k_usable(static_buf) == 0);
+
+	/* realloc of a foreign pointer moves it into kmem with what it held. */
+	unsigned char *r = k_realloc(static_buf, 100);
+	KT_ASSERT(r != NULL);
+	KT_EXPECT(r != static_buf);
+	KT_EXPECT(r[0] == 0x59 && r[99] == 0x59);
+	KT_EXPECT(k_usable(r) >= 100);
+	k_free(r);
+
+	/* malloc still works, and hands out none of those addresses. */
+	for (int i = 0; i < 1000; i++) {
+		unsigned char *p = k_malloc(1 + (size_t)i * 13);
+		KT_ASSERT(p != NULL);
+		KT_EXPECT(!(p >= m && p < m + 3 * 4096));
+		KT_EXPECT(!(p >= static_buf && p < static_buf + sizeof(static_buf)));
+		memset(p, 1, 1 + (size_t)i * 13);
+		k_free(p);
+	}
+	munmap(m, 3 * 4096);
+}
+
+/* ---- harness ---------------------------------------------------------- */
+
+struct ktest_case ktest_cases[KTEST_MAX];
+int ktest_nr_cases;
+int ktest_failed_now;
+
+static int passed, failed;
+static const char *current_case = "(setup)";
+
+static void put(const char *s)
+{
+	ssize_t rc = write(2, s, strlen(s));
+	(void)rc;
+}
+
+static void put_num(long v)
+{
+	char b[24];
+	int i = sizeof(b);
+
+	b[--i] = '\0';
+	do {
+		b[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && i > 0);
+	put(b + i);
+}
+
+/* A crash or a hang (alarm) in a case still ends with the summary line. */
+static void on_fatal_signal(int sig)
+{
+	put("FAIL ");
+	put(current_case);
+	put(": killed by signal ");
+	put_num(sig);
+	put(sig == SIGALRM ? " (timed out)\n" : "\n");
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%d passed, %d failed\n", passed, failed + 1);
+	ssize_t rc = write(1, line, (size_t)n);
+	(void)rc;
+	_exit(1);
+}
+
+static int child_main(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGALRM };
+
+	first_block = k_malloc(1);	/* before anything else allocates */
+	first_block_usable = k_usable(first_block);
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on_fatal_signal);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	kmem_so = dlopen(getenv("LD_PRELOAD"), RTLD_NOW | RTLD_NOLOAD);
+	if (kmem_so)
+		so_kmem_read = (ssize_t (*)(const char *, char *, size_t))dlsym(kmem_so, "kmem_read");
+	if (!so_kmem_read) {
+		fprintf(stderr, "FAIL: %s is not loaded, or has no kmem_read\n", getenv("LD_PRELOAD"));
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+
+	for (int i = 0; i < ktest_nr_cases; i++) {
+		current_case = ktest_cases[i].name;
+		ktest_failed_now = 0;
+		alarm(240);
+		ktest_cases[i].fn();
+		alarm(0);
+		fprintf(stderr, "%s %s\n", ktest_failed_now ? "FAIL" : "ok  ", ktest_cases[i].name);
+		if (ktest_failed_now)
+			failed++;
+		else
+			passed++;
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--child"))
+		return child_main();
+
+	if (KMEM_TEST_SANITIZED) {
+		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");
+		return 77;
+	}
+	const char *bin = getenv("KMEM_BINARY_DIR");
+	char so[4096];
+	snprintf(so, sizeof(so), "%s/lib/libkmem-malloc.so", bin && *bin ? bin : KMEM_SOURCE_DIR "/build");
+	struct stat st;
+	if (stat(so, &st)) {
+		printf("skipped: %s not built\n", so);
+		return 77;
+	}
+
+	setenv("LD_PRELOAD", so, 1);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		execl("/proc/self/exe", argv[0], "--child", (char *)NULL);
+		perror("execl /proc/self/exe");
+		_exit(127);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("waitpid");
+		return 1;
+	}
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "FAIL: the preloaded child died of signal %d\n", WTERMSIG(status));
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	return WEXITSTATUS(status);
+}

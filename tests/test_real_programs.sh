@@ -1,0 +1,620 @@
+#!/usr/bin/env bash
+# Real programs on kmem: every check runs a stock Debian program twice, on
+# glibc's malloc and under LD_PRELOAD=libkmem-malloc.so, and wants the same
+# exit status (0) and byte-identical stdout.  The preloaded run also must not
+# make kmem report anything (BUG:, WARNING:, kmem: lines on stderr).
+#
+# Programs: python3 (allocation-heavy script; threads; multiprocessing and
+# fork while threads allocate), sqlite3 (50k rows,
+# indexes, joins), sort --parallel, xz -T2, gcc (compile src/slab/slub.c, then
+# build and run a program), g++ (build under kmem; a C++ program with
+# new/delete, containers, shared_ptr and std::thread run on both), perl, awk,
+# git, tar+gzip; and kmem.stats_at_exit=1 prints /proc/slabinfo at exit.
+#
+# Environment (set by ctest): KMEM_BINARY_DIR, KMEM_SOURCE_DIR, KMEM_SANITIZE.
+# Optional: KMEM_RP_ONLY="sqlite3 gcc" runs only the named checks;
+# KMEM_RP_KEEP=1 keeps the temporary directory (outputs in run/NAME.TAG/).
+# Exit: 0 all passed, 1 a failure, 77 skipped (sanitizer build, no .so).
+set -u
+
+# The slab back-ends to run every program on: adding one is adding its name.
+BACKENDS=(slub)
+
+SRC=${KMEM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+BIN=${KMEM_BINARY_DIR:-$SRC/build}
+SO=$BIN/lib/libkmem-malloc.so
+LIMIT=120	# seconds for one run of one check
+
+if [ -n "${KMEM_SANITIZE:-}" ]; then
+	echo "skipped: sanitizer build (KMEM_SANITIZE=$KMEM_SANITIZE): LD_PRELOAD of the malloc cannot work"
+	exit 77
+fi
+if [ ! -f "$SO" ]; then
+	echo "skipped: $SO not built"
+	exit 77
+fi
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/kmem-real-programs.XXXXXX")
+if [ -n "${KMEM_RP_KEEP:-}" ]; then
+	echo "keeping $T"
+else
+	trap 'rm -rf "$T"' EXIT
+fi
+[ -n "${KMEM_RP_KEEP:-}" ] && echo "keeping $T"
+DATA=$T/data
+mkdir -p "$DATA"
+
+# Debian's python3, not a shim from PATH (a pyenv shim is a bash script).
+PYTHON=/usr/bin/python3
+[ -x "$PYTHON" ] || PYTHON=$(command -v python3 || true)
+
+# Deterministic programs: no hash randomisation, no user or system config.
+export PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1 LC_ALL=C TZ=UTC
+export HOME=$T/home GIT_CONFIG_NOSYSTEM=1
+mkdir -p "$HOME"
+export SRC DATA PYTHON
+
+passed=0
+failed=0
+ok() { echo "ok   $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# ---------------------------------------------------------------------------
+# Inputs, made once on glibc.
+
+cat >"$DATA/alloc.py" <<'EOF'
+import gc, json, hashlib, random, threading, collections
+
+r = random.Random(1234)
+h = hashlib.sha256()
+
+def feed(x):
+    h.update(repr(x).encode())
+
+# dicts and lists of every size, grown and shrunk
+d = {}
+for i in range(200000):
+    d["k%d" % r.randrange(100000)] = [i] * r.randrange(1, 12)
+feed(len(d)); feed(sum(len(v) for v in d.values()))
+for k in list(d)[::3]:
+    del d[k]
+feed(len(d))
+lists = [list(range(r.randrange(0, 3000))) for _ in range(2000)]
+for l in lists[::2]:
+    del l[len(l) // 3:]
+feed(sum(map(len, lists)))
+
+# strings: concatenation, join, split, replace, formatting
+s = "".join("%06d|" % r.randrange(10**6) for _ in range(100000))
+parts = s.split("|")
+s2 = "-".join(p[::-1] for p in parts).replace("00", "x")
+feed(len(s2)); feed(s2[:100]); feed(s2.count("x"))
+big = ["ab" * r.randrange(1, 50000) for _ in range(300)]
+feed(sum(map(len, big)))
+
+# json round trip of a nested structure
+doc = {"users": [{"id": i, "name": "user%d" % i, "tags": ["t%d" % (i % 7)] * (i % 5),
+                  "score": i * 1.5, "nested": {"a": [i, str(i), None, True]}}
+                 for i in range(30000)]}
+text = json.dumps(doc, sort_keys=True)
+back = json.loads(text)
+assert back == doc
+feed(len(text)); feed(hashlib.md5(text.encode()).hexdigest())
+
+# class-heavy: a tree of objects with __slots__-less instances and cycles
+class Node:
+    def __init__(self, key, parent=None):
+        self.key = key
+        self.parent = parent
+        self.children = []
+        self.data = {"k": key, "s": str(key)}
+
+def build(n):
+    root = Node(0)
+    nodes = [root]
+    for i in range(1, n):
+        p = nodes[r.randrange(len(nodes))]
+        c = Node(i, p)
+        p.children.append(c)
+        nodes.append(c)
+    return root, nodes
+
+total = 0
+for rnd in range(3):
+    root, nodes = build(50000)
+    total += sum(len(n.children) for n in nodes) + sum(n.key for n in nodes[::7])
+    del root, nodes
+    total += gc.collect() > 0
+feed(total)
+
+# collections, sets, sorting
+c = collections.Counter(r.randrange(5000) for _ in range(300000))
+feed(c.most_common(5))
+st = set(range(0, 200000, 3)) ^ set(range(0, 200000, 5))
+feed(len(st)); feed(sorted(st)[-5:])
+words = ["%x" % r.getrandbits(40) for _ in range(100000)]
+words.sort()
+feed(words[:3]); feed(words[-3:])
+
+# threads: each builds and tears down its own structures
+results = [None] * 8
+def worker(idx):
+    rr = random.Random(idx)
+    acc = 0
+    for _ in range(15):
+        m = {rr.randrange(10000): "v" * rr.randrange(200) for _ in range(3000)}
+        l = sorted(m.items())
+        acc += len(l) + sum(len(v) for _, v in l[:100])
+        js = json.loads(json.dumps(m))
+        acc += len(js)
+    results[idx] = acc
+threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+feed(results)
+
+gc.collect()
+print("threads", results)
+print("digest", h.hexdigest())
+EOF
+
+# Processes: multiprocessing pools (fork, spawn, forkserver), and os.fork()
+# while three threads allocate (kmem's fork handlers).
+cat >"$DATA/fork.py" <<'EOF'
+import json, multiprocessing as mp, os, threading
+
+def f(n):
+    d = {i: str(i) * (i % 50) for i in range(n)}
+    return sum(len(v) for v in d.values())
+
+if __name__ == "__main__":
+    for method in ("fork", "spawn", "forkserver"):
+        with mp.get_context(method).Pool(4) as pool:
+            print(method, sum(pool.map(f, [20000 + i for i in range(32)])))
+    stop = False
+    def churn():
+        while not stop:
+            [json.dumps({"a": list(range(100)), "b": "x" * 5000}) for _ in range(100)]
+    threads = [threading.Thread(target=churn) for _ in range(3)]
+    for t in threads:
+        t.start()
+    statuses = []
+    for i in range(30):
+        pid = os.fork()
+        if pid == 0:
+            y = [str(j) * 10 for j in range(50000)]
+            os._exit(0 if len(y) == 50000 and json.loads(json.dumps(y[:1000])) == y[:1000] else 1)
+        statuses.append(os.waitpid(pid, 0)[1])
+    stop = True
+    for t in threads:
+        t.join()
+    print("forks", len(statuses), "exit statuses", sorted(set(statuses)))
+EOF
+
+# sqlite3: a schema, 50k rows in transactions, indexes, joins, aggregates.
+"$PYTHON" - "$DATA/script.sql" <<'EOF'
+import random, sys
+r = random.Random(7)
+out = open(sys.argv[1], "w")
+w = out.write
+w("PRAGMA journal_mode=WAL;\n")
+w("CREATE TABLE customers(id INTEGER PRIMARY KEY, name TEXT, city TEXT, since INTEGER);\n")
+w("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer INTEGER, item TEXT, qty INTEGER, price REAL, note TEXT);\n")
+cities = ["Paris", "Lyon", "Oslo", "Lima", "Kyiv", "Rome", "Quito", "Accra"]
+w("BEGIN;\n")
+for i in range(1, 5001):
+    w("INSERT INTO customers VALUES(%d,'cust%05d','%s',%d);\n" % (i, i, r.choice(cities), 1990 + r.randrange(35)))
+w("COMMIT;\n")
+for batch in range(10):
+    w("BEGIN;\n")
+    for j in range(5000):
+        i = batch * 5000 + j + 1
+        w("INSERT INTO orders VALUES(%d,%d,'item%03d',%d,%.2f,'%s');\n" % (
+            i, 1 + r.randrange(5000), r.randrange(500), 1 + r.randrange(20),
+            r.randrange(100, 100000) / 100, "n" * r.randrange(0, 300)))
+    w("COMMIT;\n")
+w("CREATE INDEX orders_customer ON orders(customer);\n")
+w("CREATE INDEX orders_item ON orders(item, qty);\n")
+w("CREATE INDEX customers_city ON customers(city);\n")
+w("SELECT count(*), sum(qty), printf('%.2f', sum(qty * price)) FROM orders;\n")
+w("SELECT c.city, count(*), sum(o.qty), printf('%.2f', avg(o.price)) FROM orders o JOIN customers c ON c.id = o.customer GROUP BY c.city ORDER BY c.city;\n")
+w("SELECT item, count(*) AS n FROM orders GROUP BY item ORDER BY n DESC, item LIMIT 10;\n")
+w("SELECT c.name, count(o.id), sum(length(o.note)) FROM customers c LEFT JOIN orders o ON o.customer = c.id GROUP BY c.id ORDER BY 2 DESC, 1 LIMIT 10;\n")
+w("UPDATE orders SET note = note || note WHERE qty > 15;\n")
+w("DELETE FROM orders WHERE price < 50;\n")
+w("SELECT count(*), sum(length(note)) FROM orders;\n")
+w("SELECT group_concat(name, ',') FROM (SELECT name FROM customers WHERE city = 'Oslo' ORDER BY since DESC, name LIMIT 20);\n")
+w("WITH RECURSIVE cnt(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM cnt WHERE x < 20000) SELECT sum(x), max(length(printf('%0*d', x % 100, x))) FROM cnt;\n")
+w("VACUUM;\n")
+w("PRAGMA integrity_check;\n")
+EOF
+
+# sort: 800k random lines, about 20 MiB.
+"$PYTHON" - "$DATA/lines" <<'EOF'
+import random, sys
+r = random.Random(42)
+with open(sys.argv[1], "w") as f:
+    for i in range(800000):
+        f.write("%08x %d %s\n" % (r.getrandbits(32), r.randrange(10**6), "x" * r.randrange(20)))
+EOF
+# xz: 8 MiB of text, plus the project's sources.
+head -c 8000000 "$DATA/lines" >"$DATA/xzin"
+cat "$SRC"/src/*/*.c >>"$DATA/xzin"
+
+cat >"$DATA/hello.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+int main(void)
+{
+	enum { N = 20000 };
+	char **v = malloc(N * sizeof(*v));
+	unsigned long x = 1, sum = 0;
+	for (int i = 0; i < N; i++) {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		v[i] = malloc(24);
+		snprintf(v[i], 24, "%016lx", x);
+	}
+	qsort(v, N, sizeof(*v), cmp);
+	for (int i = 0; i < N; i++) {
+		sum = sum * 31 + (unsigned char)v[i][i % 16];
+		free(v[i]);
+	}
+	free(v);
+	printf("hello from gcc: %lx\n", sum);
+	return 0;
+}
+EOF
+
+cat >"$DATA/prog.cc" <<'EOF'
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+struct Shape {
+	virtual ~Shape() = default;
+	virtual long area() const = 0;
+};
+struct Rect : Shape {
+	long w, h;
+	Rect(long w_, long h_) : w(w_), h(h_) {}
+	long area() const override { return w * h; }
+};
+struct Circle : Shape {
+	long r;
+	std::string label;
+	explicit Circle(long r_) : r(r_), label("circle-" + std::to_string(r_)) {}
+	long area() const override { return 3 * r * r + (long)label.size(); }
+};
+
+static unsigned long work(unsigned seed)
+{
+	unsigned long x = seed, acc = 0;
+	auto next = [&] { x = x * 6364136223846793005UL + 1442695040888963407UL; return x >> 33; };
+	for (int round = 0; round < 30; round++) {
+		std::vector<std::unique_ptr<Shape>> shapes;
+		std::map<std::string, std::shared_ptr<std::vector<int>>> m;
+		std::unordered_map<unsigned long, std::string> u;
+		for (int i = 0; i < 3000; i++) {
+			if (next() % 2)
+				shapes.emplace_back(new Rect(next() % 100, next() % 100));
+			else
+				shapes.push_back(std::make_unique<Circle>(next() % 50));
+			auto key = "k" + std::to_string(next() % 2000);
+			auto &slot = m[key];
+			if (!slot)
+				slot = std::make_shared<std::vector<int>>();
+			slot->resize(slot->size() + next() % 64, i);
+			u[next() % 5000] = std::string(next() % 300, 'a' + i % 26);
+		}
+		for (auto &s : shapes)
+			acc += s->area();
+		for (auto &kv : m)
+			acc = acc * 7 + kv.second->size() + kv.first.size();
+		for (auto &kv : u)
+			acc += kv.second.size();
+		int *raw = new int[10000]();
+		acc += raw[9999];
+		delete[] raw;
+	}
+	return acc;
+}
+
+int main()
+{
+	const int n = 8;
+	std::vector<unsigned long> res(n);
+	std::vector<std::thread> threads;
+	for (int i = 0; i < n; i++)
+		threads.emplace_back([i, &res] { res[i] = work(i + 1); });
+	for (auto &t : threads)
+		t.join();
+	/* Objects made in one thread, freed in another. */
+	std::vector<std::shared_ptr<std::string>> shared;
+	std::mutex mu;
+	std::thread maker([&] {
+		for (int i = 0; i < 20000; i++) {
+			std::lock_guard<std::mutex> g(mu);
+			shared.push_back(std::make_shared<std::string>(i % 500, 'z'));
+		}
+	});
+	maker.join();
+	std::thread freer([&] { std::lock_guard<std::mutex> g(mu); shared.clear(); shared.shrink_to_fit(); });
+	freer.join();
+	for (int i = 0; i < n; i++)
+		std::printf("thread %d: %lu\n", i, res[i]);
+	std::printf("shared left: %zu\n", shared.size());
+	return 0;
+}
+EOF
+
+cat >"$DATA/work.pl" <<'EOF'
+use strict; use warnings;
+my $x = 12345;
+sub rnd { $x = ($x * 1103515245 + 12345) % 2147483648; return $x; }
+my %h; my @a;
+for my $i (1 .. 200000) {
+	my $k = sprintf("key%06d", rnd() % 50000);
+	push @{ $h{$k} }, $i;
+	push @a, join("-", map { rnd() % 1000 } 1 .. (rnd() % 8));
+}
+my $s = join(",", @a);
+my @w = split /,/, $s;
+(my $t = $s) =~ s/(\d+)-(\d+)/$2+$1/g;
+my %cnt; $cnt{length $_}++ for @w;
+my @top = (sort { @{ $h{$b} } <=> @{ $h{$a} } || $a cmp $b } keys %h)[0 .. 4];
+print scalar(keys %h), " ", scalar(@w), " ", length($t), "\n";
+print join(" ", map { "$_=$cnt{$_}" } sort { $a <=> $b } keys %cnt), "\n";
+print join(" ", map { "$_:" . scalar @{ $h{$_} } } @top), "\n";
+my @sorted = sort { $a <=> $b } map { rnd() } 1 .. 100000;
+print "$sorted[0] $sorted[-1] ", scalar(@sorted), "\n";
+EOF
+
+# A small source tree for git and tar.
+mkdir -p "$DATA/tree"
+cp -r "$SRC/src" "$SRC/include" "$DATA/tree/"
+"$PYTHON" - "$DATA/tree" <<'EOF'
+import os, random, sys
+r = random.Random(3)
+os.makedirs(os.path.join(sys.argv[1], "gen"))
+for i in range(200):
+    with open(os.path.join(sys.argv[1], "gen", "f%03d.txt" % i), "w") as f:
+        for j in range(r.randrange(10, 400)):
+            f.write("line %d of file %d: %x\n" % (j, i, r.getrandbits(64)))
+EOF
+
+# ---------------------------------------------------------------------------
+# The checks.  Each runs in its own empty directory and prints to stdout what
+# must be the same on glibc and on kmem.  Everything they start inherits
+# LD_PRELOAD in the kmem run.
+
+check_python3() {
+	"$PYTHON" "$DATA/alloc.py"
+}
+
+check_python3_fork() {
+	"$PYTHON" "$DATA/fork.py"
+}
+
+check_sqlite3() {
+	sqlite3 -batch test.db <"$DATA/script.sql"
+	sqlite3 -batch test.db 'SELECT count(*), sum(qty) FROM orders;'
+}
+
+check_sort() {
+	sort --parallel=4 -S 20M -T . "$DATA/lines" | md5sum
+	sort --parallel=4 -S 20M -T . -k2,2n -k1,1 "$DATA/lines" | tail -n 3
+	sort -u --parallel=2 -S 5M -T . -k3 "$DATA/lines" | md5sum
+}
+
+check_xz() {
+	xz -T2 -1 -c "$DATA/xzin" >out.xz	# 3 MiB blocks: both threads work
+	md5sum <out.xz
+	xz -T2 -d -c out.xz | md5sum
+	md5sum <"$DATA/xzin"
+	xz -l out.xz | tail -n 1
+}
+
+check_gcc() {
+	gcc -std=gnu11 -O2 -g -D_GNU_SOURCE -pthread -Wall -Wextra \
+		-I"$SRC/src" -I"$SRC/include" -c "$SRC/src/slab/slub.c" -o slub.o
+	md5sum <slub.o
+	gcc -O2 -Wall "$DATA/hello.c" -o hello
+	./hello
+}
+
+check_gxx_build() {
+	g++ -std=c++17 -O2 -pthread -c "$DATA/prog.cc" -o prog.o
+	md5sum <prog.o
+	g++ -pthread prog.o -o prog
+	./prog
+}
+
+check_cxx_program() {
+	"$DATA/prog"	# built once, on glibc
+}
+
+check_perl() {
+	perl "$DATA/work.pl"
+}
+
+check_awk() {
+	awk '{ n[$2 % 1000]++; len += length($3); w[substr($1, 1, 3)] = w[substr($1, 1, 3)] $2 "," }
+	     END { for (k in n) s += n[k] * k; m = 0; for (k in w) if (length(w[k]) > m) m = length(w[k]);
+	           print NR, s, len, m }' "$DATA/lines"
+	head -n 200000 "$DATA/lines" |
+		awk '{ k = $2 % 1000; a[k] = a[k] " " NR } END { for (k in a) { c++; t += length(a[k]) }; print c, t }'
+}
+
+check_git() {
+	export GIT_AUTHOR_NAME=kmem GIT_AUTHOR_EMAIL=kmem@example.org
+	export GIT_COMMITTER_NAME=kmem GIT_COMMITTER_EMAIL=kmem@example.org
+	export GIT_AUTHOR_DATE='2024-01-01T00:00:00Z' GIT_COMMITTER_DATE='2024-01-01T00:00:00Z'
+	git init -q -b main repo && cd repo || return 1
+	cp -r "$DATA/tree/src" "$DATA/tree/include" .
+	git add -A && git commit -q -m "import sources"
+	cp -r "$DATA/tree/gen" .
+	git add -A && git commit -q -m "add generated files"
+	sed -i 's/line/LINE/' gen/f00*.txt
+	git rm -q -r include
+	git commit -q -a -m "edit and remove"
+	git log --format=%s
+	git log --format='%H %T'
+	git cat-file -p 'HEAD^{tree}'
+	git cat-file -p HEAD~1:gen/f001.txt | md5sum
+	git diff --stat HEAD~2 HEAD | tail -n 1
+	git gc -q --aggressive
+	git fsck --strict 2>&1
+	git count-objects -v | grep -E '^(count|in-pack|packs)'
+}
+
+check_tar_gzip() {
+	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$DATA" -cf - tree |
+		gzip -n -6 >tree.tgz
+	md5sum <tree.tgz
+	mkdir x && tar -C x -xzf tree.tgz
+	(cd x && find . -type f | sort | xargs md5sum) | md5sum
+	diff -r "$DATA/tree" x/tree && echo same
+	gzip -dc tree.tgz | tar -tvf - | wc -l
+}
+
+CHECKS=(python3 python3_fork sqlite3 sort xz gcc gxx_build cxx_program perl awk git tar_gzip)
+export -f "${CHECKS[@]/#/check_}"
+
+# The program each check needs: a missing one fails its check
+# (scripts/install-deps.sh installs them).
+declare -A NEED=([python3]=$PYTHON [python3_fork]=$PYTHON [sqlite3]=sqlite3 [sort]=sort
+	[xz]=xz [gcc]=gcc [gxx_build]=g++ [cxx_program]=g++ [perl]=perl [awk]=awk [git]=git
+	[tar_gzip]=gzip)
+
+# run_check NAME TAG [ENV...]: run check_NAME with the given environment in
+# $T/work/NAME (the same path for every run: gcc -g records it); leaves out,
+# err and rc in $T/run/NAME.TAG.
+run_check() {
+	local name=$1 tag=$2; shift 2
+	local dir=$T/run/$name.$tag cwd=$T/work/$name
+	rm -rf "$dir" "$cwd" && mkdir -p "$dir" "$cwd"
+	(cd "$cwd" && timeout -k 5 "$LIMIT" env "$@" bash -c "check_$name" \
+		>"$dir/out" 2>"$dir/err" </dev/null)
+	echo $? >"$dir/rc"
+	# Drop the work directory now: the checks make tens of MiB each.
+	rm -rf "$cwd"
+}
+
+report_failure() {
+	local dir=$1
+	echo "    exit status $(cat "$dir/rc")$( [ "$(cat "$dir/rc")" = 124 ] && echo " (timed out after ${LIMIT}s)")"
+	sed -n '1,15s/^/    stderr: /p' "$dir/err"
+}
+
+selected() {
+	[ -z "${KMEM_RP_ONLY:-}" ] && return 0
+	[[ " $KMEM_RP_ONLY " == *" $1 "* ]]
+}
+
+# The C++ program is built once, on glibc.
+if command -v g++ >/dev/null; then
+	g++ -std=c++17 -O2 -pthread "$DATA/prog.cc" -o "$DATA/prog" ||
+		fail "g++ could not build the C++ test program"
+fi
+
+start=$SECONDS
+# What kmem prints when something is wrong (printk.c): must not appear.
+kmem_said='^(BUG|WARNING): |^kmem: |Kernel panic'
+echo "real programs on kmem: ${#CHECKS[@]} checks x back-ends: ${BACKENDS[*]}"
+
+# The preload must really take: the library is mapped, and malloc is kmem's.
+for b in "${BACKENDS[@]}"; do
+	maps=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b" cat /proc/self/maps 2>"$T/maps.err")
+	rc=$?
+	if [ $rc != 0 ]; then
+		fail "preload-maps [$b]: cat exits with status $rc on kmem"
+		sed -n '1,5s/^/    stderr: /p' "$T/maps.err"
+	elif grep -q 'libkmem-malloc\.so' <<<"$maps"; then
+		ok "preload-maps [$b]"
+	else
+		fail "preload-maps [$b]: libkmem-malloc.so is not mapped into a preloaded cat"
+	fi
+done
+
+for name in "${CHECKS[@]}"; do
+	selected "$name" || continue
+	if ! command -v "${NEED[$name]}" >/dev/null; then
+		for b in "${BACKENDS[@]}"; do
+			fail "$name [$b]: ${NEED[$name]:-its program} is not installed (run scripts/install-deps.sh)"
+		done
+		continue
+	fi
+
+	t0=$SECONDS
+	run_check "$name" glibc
+	glibc_time=$((SECONDS - t0))
+	ref=$T/run/$name.glibc
+	if [ "$(cat "$ref/rc")" != 0 ] || [ ! -s "$ref/out" ]; then
+		for b in "${BACKENDS[@]}"; do
+			fail "$name [$b]: the reference run on glibc itself failed"
+		done
+		report_failure "$ref"
+		continue
+	fi
+
+	for b in "${BACKENDS[@]}"; do
+		t0=$SECONDS
+		run_check "$name" "$b" LD_PRELOAD="$SO" KMEM_CMDLINE="slab=$b"
+		kmem_time=$((SECONDS - t0))
+		got=$T/run/$name.$b
+		rc=$(cat "$got/rc")
+		if [ "$rc" != 0 ]; then
+			fail "$name [$b]: exit status $rc on kmem, 0 on glibc"
+			report_failure "$got"
+		elif ! cmp -s "$ref/out" "$got/out"; then
+			fail "$name [$b]: stdout differs from glibc's"
+			diff "$ref/out" "$got/out" | head -n 20 | sed 's/^/    /'
+		elif grep -qE "$kmem_said" "$got/err"; then
+			fail "$name [$b]: kmem reported problems"
+			grep -E "$kmem_said" "$got/err" | head -n 5 | sed 's/^/    /'
+		else
+			ok "$name [$b] (kmem ${kmem_time}s, glibc ${glibc_time}s; $(wc -c <"$got/out") bytes of output)"
+		fi
+	done
+done
+
+# kmem.stats_at_exit=1: the allocator's state is printed as the program ends.
+# (Not with coreutils: their atexit handler closes stderr before that.)
+if selected stats_at_exit; then
+	for b in "${BACKENDS[@]}"; do
+		err=$T/stats.$b.err
+		out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b kmem.stats_at_exit=1" \
+			timeout "$LIMIT" "$PYTHON" -c 'print(len([str(i) * 5 for i in range(100000)]))' 2>"$err")
+		rc=$?
+		if [ $rc != 0 ] || [ "$out" != 100000 ]; then
+			fail "stats_at_exit [$b]: exit status $rc, stdout '$out'"
+			sed -n '1,5s/^/    stderr: /p' "$err"
+		elif grep -q '^slabinfo - version: 2\.1$' "$err"; then
+			if grep -q '^kmalloc-' "$err"; then
+				ok "stats_at_exit [$b] (/proc/slabinfo printed at exit)"
+			else
+				fail "stats_at_exit [$b]: /proc/slabinfo printed without kmalloc caches"
+				head -n 5 "$err" | sed 's/^/    /'
+			fi
+		elif grep -q '^==> /proc/meminfo <==' "$err"; then
+			echo "note: /proc/slabinfo is not printed yet (not served?); /proc/meminfo is"
+			ok "stats_at_exit [$b] (/proc/meminfo printed at exit)"
+		else
+			fail "stats_at_exit [$b]: neither /proc/slabinfo nor /proc/meminfo on stderr"
+			head -n 5 "$err" | sed 's/^/    /'
+		fi
+	done
+fi
+
+echo "time: $((SECONDS - start))s"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
