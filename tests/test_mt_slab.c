@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Multi-threaded slab stress (also run under ThreadSanitizer).
+ *
+ *  (a) producer/consumer pairs hand kmalloc-256 and kmalloc-2048 objects
+ *      through a bounded queue, as netperf TCP_RR does with skbs (seed 003):
+ *      every object is allocated by one thread and freed by another; the
+ *      consumer checks sequence and contents.  1, 2, 3 and 4 pairs.
+ *  (b) four threads allocate from several caches and kmalloc (singly and in
+ *      bulk) and swap objects through a shared slot table, so frees land in
+ *      other threads' slabs at random; frees are single, per-cache bulk and
+ *      kfree_bulk.  Contents are checked at every free.
+ *  (c) owner threads allocate from a cache and exit; other threads free
+ *      those objects afterwards (and while new owners come and go): the
+ *      owners' per-thread slabs must have been flushed at exit.
+ *  (d) when every thread has exited and the main thread's state is flushed
+ *      (kmem_cache_shrink of each cache), every slab goes back: destroying
+ *      the SLAB_NO_MERGE caches reports nothing, and with the kmalloc caches
+ *      shrunk, nr_slab_* and NR_FREE_PAGES are what they were at the start.
+ *
+ * Statistics: for a fresh SLAB_NO_MERGE cache used by several threads,
+ * alloc_fastpath + alloc_slowpath == allocations and free_fastpath +
+ * free_slowpath == frees (SLUB counts both per object, bulk included;
+ * read with slub_stat_sum(), and from /sys/kernel/slab/<cache>/<stat>
+ * when that file exists).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <kmem.h>
+
+#include "core/printk.h"
+#include "slab/slab.h"
+#include "slab/slub.h"
+
+#include "ktest.h"
+#include "lib/slab_test.h"
+
+/* Work per case: small under the sanitizers (TSan: ~10 s), -DSCALE=n overrides. */
+#ifndef SCALE
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SCALE 1
+#else
+#define SCALE 8
+#endif
+#endif
+
+#define GFP GFP_KERNEL
+
+static unsigned long reports0;
+static long slab0, free0;
+
+/*
+ * (d) With every other thread exited (their per-thread slabs and pcp pages
+ * were flushed at exit) and this thread's flushed by shrinking the kmalloc
+ * caches, the slab and free page counts are back to where they started.
+ */
+static void all_back(const char *when)
+{
+	slab_quiesce();
+	if (slab_pages_now() != slab0 || slab_free_pages_now() != free0)
+		KT_FAIL("%s: slab pages %ld -> %ld, free pages %ld -> %ld", when, slab0,
+			slab_pages_now(), free0, slab_free_pages_now());
+	KT_EXPECT(kmem_report_count() == reports0);
+}
+
+/* Objects describe themselves: a header, then a pattern from its seed. */
+struct hdr {
+	uint32_t kind;		/* cache index, or KIND_KMALLOC */
+	uint32_t size;
+	uint64_t seed;
+};
+#define KIND_KMALLOC 15
+
+static void obj_init(void *p, uint32_t kind, uint32_t size, uint64_t seed)
+{
+	struct hdr *h = p;
+
+	h->kind = kind;
+	h->size = size;
+	h->seed = seed;
+	slab_fill((char *)p + sizeof(*h), size - sizeof(*h), seed);
+}
+
+static int obj_ok(const void *p)
+{
+	const struct hdr *h = p;
+
+	return h->size >= sizeof(*h) && h->size <= 8192 &&
+	       !slab_check((const char *)p + sizeof(*h), h->size - sizeof(*h), h->seed);
+}
+
+static void start_threads(pthread_t *t, int n, void *(*fn)(void *), void *args, size_t argsize)
+{
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, fn, (char *)args + i * argsize))
+			abort();
+}
+
+static void join_threads(pthread_t *t, int n)
+{
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* ---- (a) producer / consumer ------------------------------------------ */
+
+#define QCAP 64
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t nonempty, nonfull;
+	void *item[QCAP];
+	unsigned int head, count;
+};
+
+struct pair {
+	struct queue q;
+	int id;
+	unsigned long items;
+	atomic_int bad;
+};
+
+static void *producer(void *arg)
+{
+	struct pair *pr = arg;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(pr->id + 1);
+
+	for (unsigned long i = 0; i < pr->items; i++) {
+		/* kmalloc-256 and kmalloc-2048, as in the thrashing report. */
+		uint32_t size = (i & 1) ? 1025 + slab_rnd_below(&rng, 1024) : 129 + slab_rnd_below(&rng, 128);
+		void *p = kmalloc(size, GFP);
+		if (!p) {
+			atomic_store(&pr->bad, 1);
+			break;
+		}
+		obj_init(p, (uint32_t)i, size, ((uint64_t)pr->id << 40) | i);
+		pthread_mutex_lock(&pr->q.lock);
+		while (pr->q.count == QCAP)
+			pthread_cond_wait(&pr->q.nonfull, &pr->q.lock);
+		pr->q.item[(pr->q.head + pr->q.count++) % QCAP] = p;
+		pthread_cond_signal(&pr->q.nonempty);
+		pthread_mutex_unlock(&pr->q.lock);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct pair *pr = arg;
+
+	for (unsigned long i = 0; i < pr->items; i++) {
+		pthread_mutex_lock(&pr->q.lock);
+		while (!pr->q.count)
+			pthread_cond_wait(&pr->q.nonempty, &pr->q.lock);
+		void *p = pr->q.item[pr->q.head];
+		pr->q.head = (pr->q.head + 1) % QCAP;
+		pr->q.count--;
+		pthread_cond_signal(&pr->q.nonfull);
+		pthread_mutex_unlock(&pr->q.lock);
+
+		const struct hdr *h = p;
+		if (h->kind != (uint32_t)i || h->seed != (((uint64_t)pr->id << 40) | i) || !obj_ok(p) ||
+		    ksize(p) < h->size)
+			atomic_store(&pr->bad, 1);
+		kfree(p);
+	}
+	return NULL;
+}
+
+KTEST(a_producer_consumer_pairs)
+{
+	for (int npairs = 1; npairs <= 4; npairs++) {
+		struct pair pairs[4];
+		pthread_t prod[4], cons[4];
+		memset(pairs, 0, sizeof(pairs));
+		for (int i = 0; i < npairs; i++) {
+			pthread_mutex_init(&pairs[i].q.lock, NULL);
+			pthread_cond_init(&pairs[i].q.nonempty, NULL);
+			pthread_cond_init(&pairs[i].q.nonfull, NULL);
+			pairs[i].id = npairs * 10 + i;
+			pairs[i].items = 5000UL * SCALE;
+		}
+		start_threads(cons, npairs, consumer, pairs, sizeof(pairs[0]));
+		start_threads(prod, npairs, producer, pairs, sizeof(pairs[0]));
+		join_threads(prod, npairs);
+		join_threads(cons, npairs);
+		for (int i = 0; i < npairs; i++) {
+			KT_EXPECT(!atomic_load(&pairs[i].bad));
+			pthread_mutex_destroy(&pairs[i].q.lock);
+			pthread_cond_destroy(&pairs[i].q.nonempty);
+			pthread_cond_destroy(&pairs[i].q.nonfull);
+		}
+		all_back("after the pairs");
+	}
+}
+
+/* ---- (b) random cross-thread frees ------------------------------------- */
+
+#define NSLOTS 2048
+#define NKINDS 4
+static const uint32_t kind_size[NKINDS] = { 64, 200, 512, 3000 };
+
+struct xstate {
+	struct kmem_cache *c[NKINDS];
+	_Atomic(void *) slot[NSLOTS];
+	atomic_ulong allocs, frees;	/* objects of c[0] only (statistics check) */
+	atomic_int bad;
+	unsigned long ops;
+};
+
+struct xthread {
+	struct xstate *st;
+	int id;
+};
+
+#define BATCH 16
+struct batch {
+	void *p[NKINDS + 1][BATCH];
+	int n[NKINDS + 1];
+};
+
+static void flush_batch(struct xstate *st, struct batch *b, int k)
+{
+	if (!b->n[k])
+		return;
+	if (k == NKINDS)
+		kfree_bulk((size_t)b->n[k], b->p[k]);
+	else
+		kmem_cache_free_bulk(st->c[k], (size_t)b->n[k], b->p[k]);
+	if (k == 0)
+		atomic_fetch_add(&st->frees, (unsigned long)b->n[k]);
+	b->n[k] = 0;
+}
+
+/* Free an object some thread left in a slot. */
+static void release(struct xstate *st, struct batch *b, void *p, uint64_t *rng)
+{
+	const struct hdr *h = p;
+	int k = h->kind == KIND_KMALLOC ? NKINDS : (int)h->kind;
+
+	if (k > NKINDS || !obj_ok(p)) {
+		atomic_store(&st->bad, 1);
+		return;
+	}
+	unsigned int how = slab_rnd_below(rng, 4);
+	if (how == 0) {		/* into the batch: a bulk free later */
+		b->p[k][b->n[k]++] = p;
+		if (b->n[k] == BATCH)
+			flush_batch(st, b, k);
+		return;
+	}
+	if (k == NKINDS || how == 1)
+		kfree(p);
+	else
+		kmem_cache_free(st->c[k], p);
+	if (k == 0)
+		atomic_fetch_add(&st->frees, 1);
+}
+
+static void *xthread_fn(void *arg)
+{
+	struct xthread *xt = arg;
+	struct xstate *st = xt->st;
+	struct batch b;
+	uint64_t rng = 0xabcdef12345ULL * (uint64_t)(xt->id + 1);
+	void *fresh[BATCH];
+
+	memset(&b, 0, sizeof(b));
+	for (unsigned long op = 0; op < st->ops; op++) {
+		int k = (int)slab_rnd_below(&rng, NKINDS + 1);
+		size_t n = slab_rnd_below(&rng, 4) == 0 ? 1 + slab_rnd_below(&rng, BATCH) : 1;
+		uint32_t size = k < NKINDS ? kind_size[k] : 16 + slab_rnd_below(&rng, 4081);
+
+		if (k < NKINDS && n > 1) {
+			if (kmem_cache_alloc_bulk(st->c[k], GFP, n, fresh) != (int)n) {
+				atomic_store(&st->bad, 1);
+				break;
+			}
+		} else {
+			n = 1;
+			fresh[0] = k < NKINDS ? kmem_cache_alloc(st->c[k], GFP) : kmalloc(size, GFP);
+			if (!fresh[0]) {
+				atomic_store(&st->bad, 1);
+				break;
+			}
+		}
+		if (k == 0)
+			atomic_fetch_add(&st->allocs, n);
+		for (size_t i = 0; i < n; i++) {
+			obj_init(fresh[i], k < NKINDS ? (uint32_t)k : KIND_KMALLOC, size,
+				 slab_rnd(&rng));
+			void *old = atomic_exchange(&st->slot[slab_rnd_below(&rng, NSLOTS)], fresh[i]);
+			if (old)
+				release(st, &b, old, &rng);
+		}
+	}
+	for (int k = 0; k <= NKINDS; k++)
+		flush_batch(st, &b, k);
+	return NULL;
+}
+
+static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
+{
+	return slub_stat_sum(s, si, NULL, 0, NULL);
+}
+
+/* /sys/kernel/slab/<cache>/<stat>'s total, or -1 if there is no such file. */
+static long sysfs_stat(struct kmem_cache *s, const char *stat)
+{
+	char path[256], buf[4096];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", kmem_cache_name(s), stat);
+	if (kmem_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static void check_stats(struct kmem_cache *s, unsigned long allocs, unsigned long frees)
+{
+	if (!slab_test_is_slub())
+		return;
+	unsigned long af = stat_of(s, ALLOC_FASTPATH), as = stat_of(s, ALLOC_SLOWPATH);
+	unsigned long ff = stat_of(s, FREE_FASTPATH), fs = stat_of(s, FREE_SLOWPATH);
+
+	if (af + as != allocs || ff + fs != frees)
+		KT_FAIL("%s: alloc_fastpath %lu + alloc_slowpath %lu (want %lu allocations), "
+			"free_fastpath %lu + free_slowpath %lu (want %lu frees)", kmem_cache_name(s),
+			af, as, allocs, ff, fs, frees);
+	static const char *const names[] = { "alloc_fastpath", "alloc_slowpath", "free_fastpath",
+					     "free_slowpath" };
+	unsigned long want[] = { af, as, ff, fs };
+	for (int i = 0; i < 4; i++) {
+		long v = sysfs_stat(s, names[i]);
+		if (v >= 0 && (unsigned long)v != want[i])
+			KT_FAIL("/sys/kernel/slab/%s/%s reads %ld, slub_stat_sum %lu",
+				kmem_cache_name(s), names[i], v, want[i]);
+	}
+	/* Cross-thread traffic really happened: some frees took the slow path. */
+	KT_EXPECT(fs > 0 && af > 0 && as > 0);
+}
+
+KTEST(b_random_cross_thread_frees)
+{
+	enum { NT = 4 };
+	static struct xstate st;
+	struct xthread xt[NT];
+	pthread_t t[NT];
+	char name[32];
+
+	memset(&st, 0, sizeof(st));
+	for (int k = 0; k < NKINDS; k++) {
+		snprintf(name, sizeof(name), "mt_x%d", k);
+		st.c[k] = kmem_cache_create(name, kind_size[k], 0, SLAB_NO_MERGE, NULL);
+		KT_ASSERT(st.c[k]);
+	}
+	st.ops = 20000UL * SCALE;
+	for (int i = 0; i < NT; i++)
+		xt[i] = (struct xthread){ &st, i };
+	start_threads(t, NT, xthread_fn, xt, sizeof(xt[0]));
+	join_threads(t, NT);
+	KT_EXPECT(!atomic_load(&st.bad));
+
+	/* The leftovers go back from the main thread. */
+	struct batch b;
+	uint64_t rng = 1;
+	memset(&b, 0, sizeof(b));
+	for (int i = 0; i < NSLOTS; i++) {
+		void *p = atomic_exchange(&st.slot[i], NULL);
+		if (p)
+			release(&st, &b, p, &rng);
+	}
+	for (int k = 0; k <= NKINDS; k++)
+		flush_batch(&st, &b, k);
+	KT_EXPECT(!atomic_load(&st.bad));
+	check_stats(st.c[0], atomic_load(&st.allocs), atomic_load(&st.frees));
+	KT_EXPECT(atomic_load(&st.allocs) == atomic_load(&st.frees));
+
+	/* (d) Everything is free and the other threads are gone: nothing remains. */
+	for (int k = 0; k < NKINDS; k++) {
+		kmem_cache_shrink(st.c[k]);
+		kmem_cache_destroy(st.c[k]);
+	}
+	all_back("after cross-thread frees");
+}
+
+/* ---- (c) owners exit, others free ------------------------------------- */
+
+struct exitstate {
+	struct kmem_cache *s;
+	void **objs;
+	atomic_int *ready;		/* per object: 1 once allocated */
+	unsigned int per_owner;
+	atomic_uint next_free;		/* next object index a freer takes */
+	unsigned int total;
+	atomic_ulong allocs, frees;
+	atomic_int bad;
+};
+
+struct owner_arg {
+	struct exitstate *st;
+	unsigned int first;
+};
+
+static void *owner_fn(void *arg)
+{
+	struct owner_arg *oa = arg;
+	struct exitstate *st = oa->st;
+	unsigned int n = st->per_owner, done = 0;
+
+	while (done < n) {
+		unsigned int want = n - done < 8 ? n - done : 8;
+		void **dst = &st->objs[oa->first + done];
+		if ((done / 8) % 2) {
+			if (kmem_cache_alloc_bulk(st->s, GFP, want, dst) != (int)want) {
+				atomic_store(&st->bad, 1);
+				return NULL;
+			}
+		} else {
+			for (unsigned int i = 0; i < want; i++)
+				if (!(dst[i] = kmem_cache_alloc(st->s, GFP))) {
+					atomic_store(&st->bad, 1);
+					return NULL;
+				}
+		}
+		for (unsigned int i = 0; i < want; i++) {
+			obj_init(dst[i], 0, 200, oa->first + done + i);
+			atomic_store_explicit(&st->ready[oa->first + done + i], 1, memory_order_release);
+		}
+		atomic_fetch_add(&st->allocs, want);
+		done += want;
+	}
+	return NULL;	/* exit: the per-thread slabs are flushed now */
+}
+
+static void *freer_fn(void *arg)
+{
+	struct exitstate *st = arg;
+	unsigned int i;
+
+	while ((i = atomic_fetch_add(&st->next_free, 1)) < st->total) {
+		while (!atomic_load_explicit(&st->ready[i], memory_order_acquire))
+			sched_yield();
+		void *p = st->objs[i];
+		const struct hdr *h = p;
+		if (h->seed != i || !obj_ok(p))
+			atomic_store(&st->bad, 1);
+		kmem_cache_free(st->s, p);
+		atomic_fetch_add(&st->frees, 1);
+	}
+	return NULL;
+}
+
+KTEST(c_owners_exit_before_their_objects_are_freed)
+{
+	enum { OWNERS = 4, FREERS = 2, ROUNDS = 3 };
+	struct exitstate st;
+	struct owner_arg oa[OWNERS];
+	pthread_t ot[OWNERS], ft[FREERS];
+
+	memset(&st, 0, sizeof(st));
+	st.s = kmem_cache_create("mt_exit", 200, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(st.s);
+	st.per_owner = 1000 * SCALE;
+	st.total = OWNERS * st.per_owner;
+	st.objs = calloc(st.total, sizeof(void *));
+	st.ready = calloc(st.total, sizeof(atomic_int));
+	KT_ASSERT(st.objs && st.ready);
+
+	for (int round = 0; round < ROUNDS; round++) {
+		for (unsigned int i = 0; i < st.total; i++)
+			atomic_store(&st.ready[i], 0);
+		atomic_store(&st.next_free, 0);
+		for (int i = 0; i < OWNERS; i++)
+			oa[i] = (struct owner_arg){ &st, i * st.per_owner };
+		if (round == 0) {
+			/* Owners first, all gone before anything is freed. */
+			start_threads(ot, OWNERS, owner_fn, oa, sizeof(oa[0]));
+			join_threads(ot, OWNERS);
+			if (slab_test_is_slub()) {
+				struct slabinfo info;
+				slub_get_slabinfo(st.s, &info);
+				/* Nobody alive has per-thread state for the cache. */
+				KT_EXPECT(info.cpu_slabs == 0 && info.cpu_partial_slabs == 0);
+				KT_EXPECT(info.active_objs == st.total);
+			}
+			start_threads(ft, FREERS, freer_fn, &st, 0);
+			join_threads(ft, FREERS);
+		} else {
+			/* Freers chase owners that exit as soon as they are done. */
+			start_threads(ft, FREERS, freer_fn, &st, 0);
+			start_threads(ot, OWNERS, owner_fn, oa, sizeof(oa[0]));
+			join_threads(ot, OWNERS);
+			join_threads(ft, FREERS);
+		}
+		KT_EXPECT(!atomic_load(&st.bad));
+		KT_EXPECT(atomic_load(&st.allocs) == atomic_load(&st.frees));
+	}
+	check_stats(st.s, atomic_load(&st.allocs), atomic_load(&st.frees));
+	if (slab_test_is_slub()) {
+		struct slabinfo info;
+		slub_get_slabinfo(st.s, &info);
+		KT_EXPECT(info.cpu_slabs == 0 && info.active_objs == 0);
+		KT_EXPECT(slub_validate(st.s) == 0);
+	}
+	/* (d) Every thread that touched the cache has exited: destroy finds nothing. */
+	kmem_cache_destroy(st.s);
+	all_back("after the owners exited");
+	free(st.objs);
+	free(st.ready);
+}
+
+/* ---- destroy while the last user exits ---------------------------------- */
+
+struct racer {
+	struct kmem_cache *s;
+	atomic_int done;
+	atomic_int bad;
+};
+
+static void *racer_fn(void *arg)
+{
+	struct racer *r = arg;
+	void *p[4];
+
+	for (int i = 0; i < 4; i++)
+		if (!(p[i] = kmem_cache_alloc(r->s, GFP)))
+			atomic_store(&r->bad, 1);
+	for (int i = 0; i < 4; i++)
+		if (p[i])
+			kmem_cache_free(r->s, p[i]);
+	atomic_store(&r->done, 1);
+	return NULL;	/* the thread's slot for r->s is retired on the way out */
+}
+
+/*
+ * A thread done with a cache exits (retiring its per-thread slot) while the
+ * main thread destroys the cache: exactly one of them may release it.  A
+ * double release would hand the same struct kmem_cache to two later caches.
+ */
+KTEST(e_destroy_while_last_user_exits)
+{
+	enum { ITER = 150 * (SCALE > 1 ? 2 : 1) };
+	struct racer r;
+
+	for (int i = 0; i < ITER; i++) {
+		pthread_t t;
+		r.s = kmem_cache_create("mt_race", 64, 0, SLAB_NO_MERGE, NULL);
+		KT_ASSERT(r.s);
+		atomic_store(&r.done, 0);
+		atomic_store(&r.bad, 0);
+		if (pthread_create(&t, NULL, racer_fn, &r))
+			abort();
+		while (!atomic_load(&r.done))
+			;
+		kmem_cache_destroy(r.s);
+		pthread_join(t, NULL);
+		KT_ASSERT(!atomic_load(&r.bad));
+		struct kmem_cache *a = kmem_cache_create("mt_race_a", 64, 0, SLAB_NO_MERGE, NULL);
+		struct kmem_cache *b = kmem_cache_create("mt_race_b", 64, 0, SLAB_NO_MERGE, NULL);
+		KT_ASSERT(a && b);
+		if (a == b) {
+			KT_FAIL("iteration %d: two new caches share one struct kmem_cache", i);
+			return;
+		}
+		kmem_cache_destroy(a);
+		kmem_cache_destroy(b);
+	}
+	KT_EXPECT(kmem_report_count() == reports0);
+}
+
+/* ---- (d) all slabs go back --------------------------------------------- */
+
+KTEST(d_everything_back_after_threads_exit)
+{
+	/* Every thread of (a)-(c) has exited (each case also checked this itself). */
+	all_back("end");
+}
+
+KTEST_MAIN(
+	if (slab_test_boot("mem=256M")) return 1;
+	slab_quiesce();
+	slab0 = slab_pages_now();
+	free0 = slab_free_pages_now();
+	reports0 = kmem_report_count();
+)

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kmem_cache / kmalloc API conformance with the kernel's semantics
+ * (include/linux/slab.h, mm/slab_common.c): constructors, alignment,
+ * zeroing, ZERO_SIZE_PTR, ksize and kmalloc_size_roundup, krealloc, the
+ * overflow-checked array helpers, kstrdup/kmemdup, the KMALLOC_MAX_SIZE
+ * limit and cache merging.  The bulk API and kmem_cache_shrink are in
+ * test_slab_api_bulk.c.
+ *
+ * Back-end independent: boots "mem=64M" + $KMEM_TEST_CMDLINE (slab_test.h);
+ * SLUB-only details are gated on slab_test_is_slub().  The case that needs
+ * its own boot (slab_nomerge) runs in a fresh process (slab_run_child).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <kmem.h>
+
+#include "core/printk.h"
+#include "core/vmstat.h"
+#include "slab/slab.h"
+#include "slab/slub.h"
+
+#include "ktest.h"
+#include "lib/kt_util.h"
+#include "lib/slab_test.h"
+
+#define GFP (GFP_KERNEL)
+
+/* ---- constructors --------------------------------------------------- */
+
+#define CTOR_MAGIC 0xc7012c7012c7012cULL
+struct ctor_obj {
+	uint64_t magic;
+	uintptr_t self;
+	unsigned char payload[112];
+};
+static long ctor_calls;
+
+static void test_ctor(void *p)
+{
+	struct ctor_obj *o = p;
+
+	ctor_calls++;
+	o->magic = CTOR_MAGIC;
+	o->self = (uintptr_t)p;
+	memset(o->payload, 0x5c, sizeof(o->payload));
+}
+
+static int constructed(const struct ctor_obj *o)
+{
+	return o->magic == CTOR_MAGIC && o->self == (uintptr_t)o &&
+	       !slab_check_byte(o->payload, sizeof(o->payload), 0x5c);
+}
+
+KTEST(ctor_runs_once_per_object)
+{
+	enum { N = 300 };
+	static void *objs[N];
+	bool per_alloc = slab_allocator == SLAB_ALLOCATOR_SLOB;	/* SLOB: ctor at every allocation */
+
+	ctor_calls = 0;
+	struct kmem_cache *s = kmem_cache_create("api_ctor", sizeof(struct ctor_obj), 0, 0, test_ctor);
+	KT_ASSERT(s);
+	KT_ASSERT_EQ(ctor_calls, 0);		/* no slab yet, nothing constructed */
+
+	struct ctor_obj *x = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(x && constructed(x));
+	long first = ctor_calls;
+	KT_ASSERT(first >= 1);
+	if (slab_test_is_slub())	/* the whole first slab was constructed at once */
+		KT_ASSERT_EQ(first, oo_objects(s->oo));
+
+	/* Free and reallocate: the object keeps its constructed state, no new ctor call. */
+	for (int i = 0; i < 1000; i++) {
+		kmem_cache_free(s, x);
+		x = kmem_cache_alloc(s, GFP);
+		KT_ASSERT(x && constructed(x));
+	}
+	if (!per_alloc)
+		KT_ASSERT_EQ(ctor_calls, first);
+	kmem_cache_free(s, x);
+
+	/* Many slabs: every object handed out is constructed, each exactly once. */
+	for (int i = 0; i < N; i++) {
+		objs[i] = kmem_cache_alloc(s, GFP);
+		KT_ASSERT(objs[i] && constructed(objs[i]));
+	}
+	KT_ASSERT(slab_disjoint(objs, N, sizeof(struct ctor_obj)));
+	KT_ASSERT(ctor_calls >= N);
+	/*
+	 * Freeing whole slabs may give them back to the page allocator, and a
+	 * slab built again runs the ctor again: so the count may grow across
+	 * rounds, but only by whole slabs (SLUB: exactly objs_per_slab per
+	 * new slab), never per allocation.
+	 */
+	for (int round = 0; round < 4; round++) {
+		long before = ctor_calls;
+		/* Free every other object: no slab empties, nothing is rebuilt. */
+		for (int i = 0; i < N; i += 2)
+			kmem_cache_free(s, objs[i]);
+		for (int i = 0; i < N; i += 2) {
+			objs[i] = kmem_cache_alloc(s, GFP);
+			KT_ASSERT(objs[i] && constructed(objs[i]));
+		}
+		if (!per_alloc)
+			KT_ASSERT_EQ(ctor_calls, before);
+		/* Everything, then bulk: constructed objects, ctor only for new slabs. */
+		for (int i = 0; i < N; i++)
+			kmem_cache_free(s, objs[i]);
+		if (round & 1) {
+			KT_ASSERT_EQ(kmem_cache_alloc_bulk(s, GFP, N, objs), N);
+		} else {
+			for (int i = 0; i < N; i++)
+				objs[i] = kmem_cache_alloc(s, GFP);
+		}
+		for (int i = 0; i < N; i++)
+			KT_ASSERT(objs[i] && constructed(objs[i]));
+		KT_ASSERT(slab_disjoint(objs, N, sizeof(struct ctor_obj)));
+	}
+	if (slab_test_is_slub())	/* once per object of every slab ever built */
+		KT_ASSERT_EQ(ctor_calls, (long)oo_objects(s->oo) *
+					 (long)slub_stat_sum(s, ALLOC_SLAB, NULL, 0, NULL));
+	kmem_cache_free_bulk(s, N, objs);
+
+	unsigned long reports = kmem_report_count();
+	kmem_cache_destroy(s);
+	KT_ASSERT_EQ(kmem_report_count(), reports);
+}
+
+/* ---- alignment ------------------------------------------------------ */
+
+static int check_cache_align(unsigned int size, unsigned int align, slab_flags_t flags,
+			     unsigned int want)
+{
+	enum { N = 40 };
+	void *p[N];
+	int ok = 1;
+	struct kmem_cache *s = kmem_cache_create("api_align", size, align, flags, NULL);
+
+	if (!s)
+		return 0;
+	for (int i = 0; i < N; i++) {
+		p[i] = kmem_cache_alloc(s, GFP);
+		if (!p[i] || ((uintptr_t)p[i] & (want - 1))) {
+			fprintf(stderr, "  size %u align %u flags %#x: object %p not %u-aligned\n",
+				size, align, flags, p[i], want);
+			ok = 0;
+		}
+		if (p[i])
+			memset(p[i], 0x11, size);
+	}
+	for (int i = 0; i < N; i++)
+		kmem_cache_free(s, p[i]);
+	kmem_cache_destroy(s);
+	return ok;
+}
+
+KTEST(alignment)
+{
+	static const unsigned int sizes[] = { 1, 7, 24, 100, 300, 1000, 5000 };
+
+	for (unsigned int align = 8; align <= 65536; align <<= 1)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			KT_ASSERT(check_cache_align(sizes[i], align, 0, align));
+	/* No align argument: still word aligned. */
+	for (unsigned int size = 1; size < 200; size += 13)
+		KT_ASSERT(check_cache_align(size, 0, 0, sizeof(void *)));
+	/* SLAB_HWCACHE_ALIGN: a cache line for objects > 32 bytes, half-lines below. */
+	for (unsigned int size = 33; size <= 2100; size += 37)
+		KT_ASSERT(check_cache_align(size, 0, SLAB_HWCACHE_ALIGN, 64));
+	for (unsigned int size = 17; size <= 32; size++)
+		KT_ASSERT(check_cache_align(size, 0, SLAB_HWCACHE_ALIGN, 32));
+	for (unsigned int size = 9; size <= 16; size++)
+		KT_ASSERT(check_cache_align(size, 0, SLAB_HWCACHE_ALIGN, 16));
+	KT_ASSERT(check_cache_align(100, 256, SLAB_HWCACHE_ALIGN, 256));
+
+	/* kmalloc power-of-two buckets are naturally aligned, the others word aligned. */
+	for (size_t size = 8; size <= (4UL << 20); size <<= 1) {
+		for (int i = 0; i < 20; i++) {
+			/* the smallest request of the bucket, skipping the 96/192 ones */
+			size_t req = i & 1 ? size : size == 128 ? 97 : size == 256 ? 193 : size / 2 + 1;
+			if (size <= 8)
+				req = (size_t)i % 8 + 1;
+			void *p = kmalloc(req, GFP);
+			KT_ASSERT(p);
+			if ((uintptr_t)p & (size - 1)) {
+				KT_FAIL("kmalloc(%zu) = %p is not %zu-aligned", req, p, size);
+				kfree(p);
+				return;
+			}
+			kfree(p);
+			if (size > 65536)
+				break;
+		}
+	}
+	for (size_t req = 65; req <= 192; req++) {
+		void *p = kmalloc(req, GFP);
+		KT_ASSERT(p && !((uintptr_t)p & 7));
+		kfree(p);
+	}
+}
+
+/* ---- zeroing -------------------------------------------------------- */
+
+KTEST(gfp_zero_and_zalloc)
+{
+	enum { N = 100, SIZE = 200 };
+	void *p[N];
+	struct kmem_cache *s = kmem_cache_create("api_zero", SIZE, 0, SLAB_NO_MERGE, NULL);
+
+	KT_ASSERT(s);
+	for (int pass = 0; pass < 3; pass++) {
+		for (int i = 0; i < N; i++) {
+			p[i] = kmem_cache_alloc(s, GFP);
+			KT_ASSERT(p[i]);
+			memset(p[i], 0xab, SIZE);
+		}
+		for (int i = 0; i < N; i++)
+			kmem_cache_free(s, p[i]);
+		for (int i = 0; i < N; i++) {
+			p[i] = pass == 0 ? kmem_cache_zalloc(s, GFP)
+			     : pass == 1 ? kmem_cache_alloc(s, GFP | __GFP_ZERO) : NULL;
+		}
+		if (pass == 2)
+			KT_ASSERT_EQ(kmem_cache_alloc_bulk(s, GFP | __GFP_ZERO, N, p), N);
+		for (int i = 0; i < N; i++) {
+			KT_ASSERT(p[i]);
+			KT_ASSERT_EQ(slab_check_byte(p[i], SIZE, 0), 0);
+			memset(p[i], 0xab, SIZE);
+		}
+		for (int i = 0; i < N; i++)
+			kmem_cache_free(s, p[i]);
+	}
+	kmem_cache_destroy(s);
+
+	/* kzalloc, kmalloc(__GFP_ZERO) and kcalloc, after dirtying the same sizes. */
+	static const size_t sizes[] = { 1, 8, 13, 96, 100, 192, 256, 1000, 4096, 8192, 8193,
+					20000, 65536, 300000 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		for (int way = 0; way < 3; way++) {
+			void *d[8];
+			for (int k = 0; k < 8; k++) {
+				d[k] = kmalloc(n, GFP);
+				KT_ASSERT(d[k]);
+				memset(d[k], 0xcd, n);
+			}
+			for (int k = 0; k < 8; k++)
+				kfree(d[k]);
+			for (int k = 0; k < 8; k++) {
+				d[k] = way == 0 ? kzalloc(n, GFP) : way == 1 ? kmalloc(n, GFP | __GFP_ZERO)
+				     : kcalloc(1, n, GFP);
+				KT_ASSERT(d[k]);
+				if (slab_check_byte(d[k], n, 0)) {
+					KT_FAIL("way %d size %zu: not zeroed", way, n);
+					return;
+				}
+			}
+			for (int k = 0; k < 8; k++)
+				kfree(d[k]);
+		}
+	}
+}
+
+/* ---- ZERO_SIZE_PTR, ksize, kmalloc_size_roundup ------------------------ */
+
+KTEST(zero_size_ptr)
+{
+	struct kt_capture cap;
+	unsigned long reports = kmem_report_count();
+
+	KT_ASSERT(ZERO_SIZE_PTR == (void *)16);
+	kt_capture_begin(&cap);
+	void *a = kmalloc(0, GFP), *b = kzalloc(0, GFP), *c = kcalloc(0, 100, GFP);
+	void *d = kmalloc_array(100, 0, GFP);
+	kfree(ZERO_SIZE_PTR);
+	kfree(NULL);
+	kfree(a);
+	size_t k1 = ksize(ZERO_SIZE_PTR), k2 = ksize(NULL);
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(a == ZERO_SIZE_PTR && b == ZERO_SIZE_PTR && c == ZERO_SIZE_PTR && d == ZERO_SIZE_PTR);
+	KT_EXPECT(ZERO_OR_NULL_PTR(a) && ZERO_OR_NULL_PTR(NULL));
+	KT_EXPECT(k1 == 0 && k2 == 0);
+	KT_EXPECT(out[0] == '\0');
+	KT_EXPECT(kmem_report_count() == reports);
+	free(out);
+}
+
+KTEST(ksize_and_roundup)
+{
+	for (size_t n = 1; n <= KMALLOC_MAX_CACHE_SIZE_BYTES; n++) {
+		unsigned char *p = kmalloc(n, GFP);
+		KT_ASSERT(p);
+		size_t ks = ksize(p);
+		if (ks < n || ks != kmalloc_size_roundup(n)) {
+			KT_FAIL("kmalloc(%zu): ksize %zu, kmalloc_size_roundup %zu", n, ks,
+				kmalloc_size_roundup(n));
+			kfree(p);
+			return;
+		}
+		memset(p, 0xee, ks);		/* all of ksize is the caller's to use */
+		kfree(p);
+	}
+	static const size_t large[] = { 8193, 12288, 12289, 16384, 16385, 65536, 100000,
+					1UL << 20, (1UL << 20) + 1, 3UL << 20, 4UL << 20 };
+	for (size_t i = 0; i < sizeof(large) / sizeof(large[0]); i++) {
+		size_t n = large[i];
+		unsigned char *p = kmalloc(n, GFP);
+		KT_ASSERT(p);
+		KT_ASSERT_EQ(ksize(p), PAGE_SIZE << get_order(n));
+		KT_ASSERT_EQ(kmalloc_size_roundup(n), PAGE_SIZE << get_order(n));
+		p[0] = 1;
+		p[ksize(p) - 1] = 2;
+		kfree(p);
+	}
+	KT_ASSERT_EQ(kmalloc_size_roundup(0), 0);
+}
+
+/* ---- krealloc ------------------------------------------------------- */
+
+KTEST(krealloc_semantics)
+{
+	unsigned long reports = kmem_report_count();
+
+	/* Grow across buckets and into the page allocator: contents kept. */
+	static const size_t steps[] = { 24, 200, 3000, 8192, 20000, 70000 };
+	size_t have = steps[0];
+	unsigned char *p = kmalloc(have, GFP);
+	KT_ASSERT(p);
+	slab_fill(p, have, 42);
+	for (size_t i = 1; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		unsigned char *q = krealloc(p, steps[i], GFP);
+		KT_ASSERT(q);
+		KT_ASSERT_EQ(slab_check(q, have, 42), 0);
+		KT_ASSERT(ksize(q) >= steps[i]);
+		have = steps[i];
+		slab_fill(q, have, 42);
+		p = q;
+	}
+	/* Shrinking fits in place: same pointer, contents kept. */
+	unsigned char *q = krealloc(p, 100, GFP);
+	KT_ASSERT(q == p);
+	KT_ASSERT_EQ(slab_check(q, 100, 42), 0);
+	kfree(q);
+
+	p = kmalloc(1000, GFP);
+	KT_ASSERT(p);
+	slab_fill(p, 1000, 7);
+	KT_ASSERT(krealloc(p, 10, GFP) == p);
+	KT_ASSERT(krealloc(p, ksize(p), GFP) == p);	/* growing within ksize stays too */
+	KT_ASSERT_EQ(slab_check(p, 10, 7), 0);
+
+	/* krealloc(p, 0) frees p and returns ZERO_SIZE_PTR. */
+	KT_ASSERT(krealloc(p, 0, GFP) == ZERO_SIZE_PTR);
+	long large0 = global_zone_page_state(NR_KMALLOC_LARGE);
+	p = kmalloc(65536, GFP);
+	KT_ASSERT(p);
+	KT_ASSERT_EQ(global_zone_page_state(NR_KMALLOC_LARGE), large0 + 16);
+	KT_ASSERT(krealloc(p, 0, GFP) == ZERO_SIZE_PTR);
+	KT_ASSERT_EQ(global_zone_page_state(NR_KMALLOC_LARGE), large0);
+
+	/* krealloc(NULL or ZERO_SIZE_PTR, n) is kmalloc(n). */
+	p = krealloc(NULL, 50, GFP);
+	KT_ASSERT(p && ksize(p) >= 50);
+	q = krealloc(ZERO_SIZE_PTR, 5000, GFP);
+	KT_ASSERT(q && ksize(q) >= 5000);
+	kfree(p);
+	kfree(q);
+
+	/* __GFP_ZERO on a buffer that was always zeroed: the new tail reads 0. */
+	p = kzalloc(64, GFP);
+	KT_ASSERT(p);
+	memset(p, 0x77, 64);
+	q = krealloc(p, 4000, GFP | __GFP_ZERO);
+	KT_ASSERT(q);
+	KT_ASSERT_EQ(slab_check_byte(q, 64, 0x77), 0);
+	KT_ASSERT_EQ(slab_check_byte(q + 64, 4000 - 64, 0), 0);
+	kfree(q);
+	KT_ASSERT_EQ(kmem_report_count(), reports);
+}
+
+/* ---- array helpers, kstrdup, kmemdup, size limit ---------------------- */
+
+KTEST(array_overflow_allocates_nothing)
+{
+	slab_quiesce();
+	long slab0 = slab_pages_now(), free0 = slab_free_pages_now();
+	long large0 = global_zone_page_state(NR_KMALLOC_LARGE);
+	unsigned long reports = kmem_report_count();
+
+	KT_EXPECT(kmalloc_array(SIZE_MAX / 2 + 2, 2, GFP) == NULL);
+	KT_EXPECT(kmalloc_array(2, SIZE_MAX / 2 + 2, GFP) == NULL);
+	KT_EXPECT(kcalloc((size_t)1 << 33, (size_t)1 << 31, GFP) == NULL);
+	KT_EXPECT(kcalloc(SIZE_MAX, SIZE_MAX, GFP) == NULL);
+	slab_quiesce();
+	KT_EXPECT(slab_pages_now() == slab0);
+	KT_EXPECT(slab_free_pages_now() == free0);
+	KT_EXPECT(global_zone_page_state(NR_KMALLOC_LARGE) == large0);
+	KT_EXPECT(kmem_report_count() == reports);
+
+	unsigned char *p = kmalloc_array(10, 100, GFP);
+	KT_ASSERT(p && ksize(p) >= 1000);
+	memset(p, 1, 1000);
+	kfree(p);
+	p = kcalloc(300, 7, GFP);
+	KT_ASSERT(p && ksize(p) >= 2100);
+	KT_ASSERT_EQ(slab_check_byte(p, 2100, 0), 0);
+	kfree(p);
+}
+
+KTEST(kstrdup_kmemdup)
+{
+	static const char *const strs[] = { "", "a", "hello, slab", "0123456789abcdef0123456789" };
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		char *d = kstrdup(strs[i], GFP);
+		KT_ASSERT(d && d != strs[i]);
+		KT_ASSERT_STREQ(d, strs[i]);
+		KT_ASSERT(ksize(d) >= strlen(strs[i]) + 1);
+		kfree(d);
+	}
+	KT_ASSERT(kstrdup(NULL, GFP) == NULL);
+
+	static unsigned char src[50000];
+	slab_fill(src, sizeof(src), 99);
+	static const size_t lens[] = { 1, 17, 5000, 8192, 20000, 50000 };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		unsigned char *d = kmemdup(src, lens[i], GFP);
+		KT_ASSERT(d && d != src);
+		KT_ASSERT(!memcmp(d, src, lens[i]));
+		kfree(d);
+	}
+	KT_ASSERT(kmemdup(src, 0, GFP) == ZERO_SIZE_PTR);
+}
+
+KTEST(kmalloc_size_limit)
+{
+	struct kt_capture cap;
+	unsigned long reports = kmem_report_count();
+
+	/* Exactly KMALLOC_MAX_SIZE works. */
+	unsigned char *p = kmalloc(KMALLOC_MAX_SIZE_BYTES, GFP);
+	KT_ASSERT(p);
+	p[KMALLOC_MAX_SIZE_BYTES - 1] = 1;
+	kfree(p);
+
+	/* Larger fails with a warning... */
+	kt_capture_begin(&cap);
+	p = kmalloc(KMALLOC_MAX_SIZE_BYTES + 1, GFP);
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(p == NULL);
+	KT_EXPECT(kmem_report_count() == reports + 1);
+	KT_EXPECT(strstr(out, "WARNING:") != NULL);
+	free(out);
+
+	/* ...which __GFP_NOWARN silences. */
+	reports = kmem_report_count();
+	kt_capture_begin(&cap);
+	void *a = kmalloc(KMALLOC_MAX_SIZE_BYTES + 1, GFP | __GFP_NOWARN);
+	void *b = kmalloc(64UL << 20, GFP | __GFP_NOWARN);
+	void *c = kmalloc(SIZE_MAX, GFP | __GFP_NOWARN);
+	void *d = kzalloc(KMALLOC_MAX_SIZE_BYTES * 2, GFP | __GFP_NOWARN);
+	out = kt_capture_end(&cap);
+	KT_EXPECT(!a && !b && !c && !d);
+	KT_EXPECT(out[0] == '\0');
+	KT_EXPECT(kmem_report_count() == reports);
+	free(out);
+}
+
+KTEST(cache_size_and_name)
+{
+	struct kmem_cache *s = kmem_cache_create("api_size77", 77, 0, SLAB_NO_MERGE, NULL);
+
+	KT_ASSERT(s);
+	KT_ASSERT_EQ(kmem_cache_size(s), 77);
+	KT_ASSERT_STREQ(kmem_cache_name(s), "api_size77");
+	kmem_cache_destroy(s);
+	kmem_cache_destroy(NULL);	/* a no-op, as in the kernel */
+}
+
+/* ---- merging -------------------------------------------------------- */
+
+static void nop_ctor(void *p) { (void)p; }
+
+KTEST(cache_merging)
+{
+	if (slab_allocator == SLAB_ALLOCATOR_SLOB) {
+		fprintf(stderr, "  (SLOB never merges caches: skipped)\n");
+		return;
+	}
+	unsigned long reports = kmem_report_count();
+	struct kmem_cache *a = kmem_cache_create("api_merge_a", 1000, 0, 0, NULL);
+	struct kmem_cache *b = kmem_cache_create("api_merge_b", 1000, 0, 0, NULL);
+	struct kmem_cache *b2 = kmem_cache_create("api_merge_b2", 996, 8, 0, NULL);
+	struct kmem_cache *nm = kmem_cache_create("api_merge_nm", 1000, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *ct = kmem_cache_create("api_merge_ctor", 1000, 0, 0, nop_ctor);
+	struct kmem_cache *ct2 = kmem_cache_create("api_merge_ctor2", 1000, 0, 0, nop_ctor);
+	struct kmem_cache *rc = kmem_cache_create("api_merge_rcl", 1000, 0, SLAB_RECLAIM_ACCOUNT, NULL);
+	struct kmem_cache *rcu = kmem_cache_create("api_merge_rcu", 1000, 0, SLAB_TYPESAFE_BY_RCU, NULL);
+
+	KT_ASSERT(a && b && b2 && nm && ct && ct2 && rc && rcu);
+	KT_EXPECT(b == a);		/* compatible: an alias of a */
+	KT_EXPECT(b2 == a);		/* fits a's slot with less than a word to spare */
+	KT_EXPECT(nm != a);		/* SLAB_NO_MERGE */
+	KT_EXPECT(ct != a && ct2 != ct);	/* a ctor cache never merges, either way */
+	KT_EXPECT(rc != a);		/* SLAB_RECLAIM_ACCOUNT must match */
+	KT_EXPECT(rcu != a);		/* SLAB_TYPESAFE_BY_RCU never merges */
+	KT_EXPECT(kmem_cache_size(b) >= 1000);
+
+	/* An object of the alias is an object of the target. */
+	void *x = kmem_cache_alloc(b, GFP);
+	KT_ASSERT(x);
+	kmem_cache_free(a, x);
+
+	/* Destroying the original handle first keeps the alias working, and vice versa. */
+	kmem_cache_destroy(a);
+	KT_EXPECT(slab_cache_works(b, 1000));
+	kmem_cache_destroy(b);
+	KT_EXPECT(slab_cache_works(b2, 996));
+	kmem_cache_destroy(b2);
+	KT_EXPECT(slab_cache_works(nm, 1000) && slab_cache_works(ct, 1000) && slab_cache_works(rc, 1000));
+	kmem_cache_destroy(nm);
+	kmem_cache_destroy(ct);
+	kmem_cache_destroy(ct2);
+	kmem_cache_destroy(rc);
+	kmem_cache_destroy(rcu);
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
+static void child_nomerge(void)
+{
+	KT_ASSERT_EQ(slab_test_boot("mem=32M slab_nomerge"), 0);
+	struct kmem_cache *a = kmem_cache_create("nomerge_a", 1000, 0, 0, NULL);
+	struct kmem_cache *b = kmem_cache_create("nomerge_b", 1000, 0, 0, NULL);
+	KT_ASSERT(a && b);
+	KT_EXPECT(a != b);
+	KT_EXPECT(slab_cache_works(a, 1000) && slab_cache_works(b, 1000));
+	unsigned long reports = kmem_report_count();
+	kmem_cache_destroy(a);
+	kmem_cache_destroy(b);
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
+KTEST(slab_nomerge_boot_param)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("nomerge"));
+}
+static const struct slab_child children[] = {
+	{ "nomerge", child_nomerge },
+};
+
+KTEST_MAIN(
+	slab_child_dispatch(children, sizeof(children) / sizeof(children[0]));
+	if (slab_test_boot("mem=64M")) return 1;
+	fprintf(stderr, "cmdline \"%s\", back-end %s\n", slab_test_cmdline(), slab_test_backend());
+)
