@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench_peers_workloads: malloc workloads for setting kmem beside glibc,
+ * jemalloc, mimalloc and tcmalloc.  It calls nothing but plain
+ * malloc/free, so the allocator is whichever the process gets:
+ *
+ *   build/bin/bench_peers_workloads hot                      # glibc
+ *   LD_PRELOAD=libjemalloc.so.2 build/bin/bench_peers_workloads hot
+ *   LD_PRELOAD=build/lib/libkmem-malloc.so build/bin/bench_peers_workloads hot
+ *
+ * (It is linked to libkmem.a like every benchmark, but never calls it; with
+ * libkmem-malloc.so preloaded, that copy's symbols are hidden and unused.)
+ * One workload per process, so that each has its own peak RSS:
+ *
+ *   hot        single thread: malloc + free of one size in a tight loop,
+ *              40 M pairs for each of 16, 64, 256, 1024 B (results hot16 ...)
+ *   larson     2 threads, each replacing random slots of an array of 5000
+ *              objects of 16..1024 B; every round (20000 replacements a
+ *              thread) the threads swap arrays, so each frees what the
+ *              other allocated (larson's "bleeding" hand-off); 500 rounds;
+ *              an op is one replacement (free + malloc)
+ *   prodcons   a producer thread mallocs 256 B objects, a consumer thread
+ *              frees them, through a lock-free ring of 4096 pointers
+ *              (indices published every 32 objects); 20 M
+ *
+ * The two threads of larson and prodcons are pinned to two different CPUs
+ * (the first two the process may use), so that they always run in parallel
+ * and every hand-off crosses cores.
+ *   frag       1 M objects of 16..512 B (~260 MB), 90% freed in random
+ *              order, then 2..8 KiB objects up to half the freed bytes
+ *   longlived  a ~100 MB population, slow churn (free a random object,
+ *              allocate back to the budget) while the size mix drifts
+ *              through 4 phases of 1 M replacements
+ *   bulk       25000 rounds of: malloc 1000 x 256 B, then free them in order
+ *
+ * Every object is written (fully for frag and longlived, so that RSS counts
+ * what a program would touch) and checked when freed: a tag at its start
+ * and the last byte.  A wrong tag, a misaligned pointer (< 16-aligned) or a
+ * NULL is counted in errors=; a NULL ends the run with status 1.
+ *
+ * Output: one line per result, key=value, for scripts/report/:
+ *   RESULT wl=hot16 alloc=glibc ops=40000000 ns_op=8.910 cpu_ns_op=8.870 secs=0.356
+ *          peak_kb=1664 final_kb=1664 live_kb=0 mid_kb=0 errors=0
+ * ns_op is wall time per object allocated and freed (one malloc + one free;
+ * for frag and longlived: per (mallocs + frees) / 2), cpu_ns_op the same
+ * with the process's CPU time (all threads, spinning included); peak_kb is
+ * getrusage()'s ru_maxrss, final_kb the resident size (/proc/self/statm) at
+ * the end of the workload, live_kb the bytes the workload holds then
+ * (requested sizes), mid_kb for frag: the resident size after the 90% free.
+ *
+ *   bench_peers_workloads WORKLOAD [-x SCALE]    SCALE multiplies the op counts
+ *                                                (default 1; e.g. 0.2 for a smoke run)
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Keep @p alive and opaque to the optimizer (no malloc/free pair elision). */
+#define escape(p) __asm__ volatile("" : : "r"(p) : "memory")
+
+static double scale = 1.0;
+static const char *alloc_name = "glibc";
+static atomic_long errors;
+
+static long scaled(long n)
+{
+	long v = (long)((double)n * scale);
+
+	return v < 1 ? 1 : v;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64*: the workload's random stream, never the allocator's answers. */
+static inline uint64_t rnd(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Bookkeeping outside the allocator under test: the same cost for all. */
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("bench_peers_workloads: mmap");
+		exit(1);
+	}
+	return p;
+}
+
+static long rss_kb(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static long peak_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size);
+
+	if (!p) {
+		fprintf(stderr, "bench_peers_workloads: malloc(%zu) returned NULL (%s)\n", size,
+			strerror(errno));
+		printf("RESULT wl=abort alloc=%s errors=1\n", alloc_name);
+		fflush(stdout);
+		exit(1);
+	}
+	if ((uintptr_t)p & 15) {
+		if (atomic_fetch_add(&errors, 1) < 5)
+			fprintf(stderr, "bench_peers_workloads: malloc(%zu) = %p: not 16-aligned\n",
+				size, p);
+	}
+	return p;
+}
+
+/*
+ * The tag: the first 8 bytes hold size ^ MAGIC, the last byte (size & 0xff).
+ * Objects are >= 16 bytes.
+ */
+#define MAGIC 0x6b6d656d5f746167ull	/* "kmem_tag" */
+
+static inline void tag(void *p, size_t size)
+{
+	uint64_t t = size ^ MAGIC;
+
+	memcpy(p, &t, sizeof(t));
+	((unsigned char *)p)[size - 1] = (unsigned char)size;
+}
+
+static inline void check(const void *p, size_t size, const char *wl)
+{
+	uint64_t t;
+
+	memcpy(&t, p, sizeof(t));
+	if (t != (size ^ MAGIC) || ((const unsigned char *)p)[size - 1] != (unsigned char)size) {
+		if (atomic_fetch_add(&errors, 1) < 5)
+			fprintf(stderr, "bench_peers_workloads: %s: object %p of %zu bytes was "
+				"overwritten (tag %#llx, last byte %#x)\n", wl, p, size,
+				(unsigned long long)t, ((const unsigned char *)p)[size - 1]);
+	}
+}
+
+/* ---- kmem's SLUB counters, when libkmem-malloc.so is the allocator ------ */
+
+typedef long (*kmem_read_fn)(const char *path, char *buf, size_t size);
+static kmem_read_fn kread;
+static const char *const kstat_names[] = {
+	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "alloc_slab", "free_slab",
+	/* From /proc/vmstat: pages from the buddy allocator, pages given back to the OS. */
+	"pgalloc_normal", "pgreported",
+};
+#define NR_KSTAT (int)(sizeof(kstat_names) / sizeof(kstat_names[0]))
+#define NR_SLUB_KSTAT 6
+static unsigned long long kstat_last[NR_KSTAT];
+
+static int find_kmem(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "libkmem-malloc")) {
+		void *h = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+		if (h)
+			*(void **)arg = dlsym(h, "kmem_read");
+		return 1;
+	}
+	return 0;
+}
+
+/* Sum of each counter over the caches /proc/slabinfo lists. */
+static void kstat_read(unsigned long long *v)
+{
+	static char info[1 << 16];
+	char path[256], buf[4096];
+
+	memset(v, 0, sizeof(*v) * NR_KSTAT);
+	long n = kread("/proc/slabinfo", info, sizeof(info) - 1);
+	if (n <= 0)
+		return;
+	info[n] = '\0';
+	for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[128];
+		if (line[0] == '#' || !strncmp(line, "slabinfo", 8) || sscanf(line, "%127s", name) != 1)
+			continue;
+		for (int i = 0; i < NR_SLUB_KSTAT; i++) {
+			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", name, kstat_names[i]);
+			long m = kread(path, buf, sizeof(buf) - 1);
+			if (m > 0) {
+				buf[m] = '\0';
+				v[i] += strtoull(buf, NULL, 10);
+			}
+		}
+	}
+	n = kread("/proc/vmstat", info, sizeof(info) - 1);
+	if (n <= 0)
+		return;
+	info[n] = '\0';
+	for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[128];
+		unsigned long long val;
+		if (sscanf(line, "%127s %llu", name, &val) != 2)
+			continue;
+		for (int i = NR_SLUB_KSTAT; i < NR_KSTAT; i++)
+			if (!strcmp(name, kstat_names[i]))
+				v[i] = val;
+	}
+}
+
+static void kstat_print(const char *wl)
+{
+	unsigned long long v[NR_KSTAT];
+
+	if (!kread)
+		return;
+	kstat_read(v);
+	printf("KMEMSTAT wl=%s", wl);
+	for (int i = 0; i < NR_KSTAT; i++)
+		printf(" %s=%llu", kstat_names[i], v[i] - kstat_last[i]);
+	printf("\n");
+	memcpy(kstat_last, v, sizeof(v));
+}
+
+/* Process CPU time, all threads: less sensitive than wall time to other load. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_t0;
+
+/* Start the CPU clock of the next result (the wall clock is the workload's). */
+static void cpu_start(void)
+{
+	cpu_t0 = cpu_ns();
+}
+
+static void result(const char *wl, long ops, uint64_t ns, long final, long live, long mid)
+{
+	uint64_t cpu = cpu_ns() - cpu_t0;
+
+	printf("RESULT wl=%s alloc=%s ops=%ld ns_op=%.3f cpu_ns_op=%.3f secs=%.3f peak_kb=%ld"
+	       " final_kb=%ld live_kb=%ld mid_kb=%ld errors=%ld\n", wl, alloc_name, ops,
+	       (double)ns / (double)ops, (double)cpu / (double)ops, ns / 1e9, peak_kb(), final, live,
+	       mid, atomic_load(&errors));
+	kstat_print(wl);
+	fflush(stdout);
+}
+
+/*
+ * Pin the calling thread to the @idx-th CPU the process may use, so that
+ * the two-thread workloads always run on two cores (otherwise, on a busy
+ * 2-core machine, they sometimes share one and measure something else).
+ * Does nothing with fewer than @idx + 1 CPUs.
+ */
+static cpu_set_t start_cpus;	/* the process's CPUs, read in main() before any pinning */
+
+static void pin_to(int idx)
+{
+	cpu_set_t one;
+	int seen = 0;
+
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &start_cpus))
+			continue;
+		if (seen++ == idx) {
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+			return;
+		}
+	}
+}
+
+/* ---- hot: one malloc + free pair in a loop ------------------------------ */
+
+static __attribute__((noinline)) void hot_loop(size_t size, long n)
+{
+	for (long i = 0; i < n; i++) {
+		char *p = xmalloc(size);
+		*(volatile char *)p = 1;
+		escape(p);
+		free(p);
+	}
+}
+
+static void wl_hot(void)
+{
+	static const size_t sizes[] = { 16, 64, 256, 1024 };
+	long n = scaled(40000000);
+
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char wl[16];
+
+		hot_loop(sizes[i], n / 50 + 1);		/* warm up */
+		cpu_start();
+		uint64_t t0 = now_ns();
+		hot_loop(sizes[i], n);
+		uint64_t t1 = now_ns();
+		snprintf(wl, sizeof(wl), "hot%zu", sizes[i]);
+		result(wl, n, t1 - t0, rss_kb(), 0, 0);
+	}
+}
+
+/* ---- larson: random replacement, arrays handed to the other thread -------- */
+
+#define L_THREADS	2
+#define L_SLOTS		5000
+#define L_ROUND		20000
+#define L_MIN		16
+#define L_MAX		1024
+
+struct lslot {
+	void *p;
+	size_t size;
+};
+
+static struct lslot *l_arr[L_THREADS];
+static pthread_barrier_t l_bar;
+static long l_rounds;
+static uint64_t l_t0, l_t1;
+
+static void *larson_thread(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(id + 1);
+	struct lslot *a = l_arr[id];
+
+	pin_to(id);
+	for (int i = 0; i < L_SLOTS; i++) {
+		a[i].size = L_MIN + rnd(&s) % (L_MAX - L_MIN + 1);
+		a[i].p = xmalloc(a[i].size);
+		tag(a[i].p, a[i].size);
+	}
+	pthread_barrier_wait(&l_bar);
+	if (id == 0) {
+		cpu_start();
+		l_t0 = now_ns();
+	}
+	for (long r = 0; r < l_rounds; r++) {
+		/* Round r: thread id works on the array thread (id + r) % N filled. */
+		a = l_arr[(id + r) % L_THREADS];
+		for (int k = 0; k < L_ROUND; k++) {
+			uint64_t x = rnd(&s);
+			struct lslot *sl = &a[x % L_SLOTS];
+			check(sl->p, sl->size, "larson");
+			free(sl->p);
+			sl->size = L_MIN + (x >> 32) % (L_MAX - L_MIN + 1);
+			sl->p = xmalloc(sl->size);
+			tag(sl->p, sl->size);
+		}
+		pthread_barrier_wait(&l_bar);
+	}
+	if (id == 0)
+		l_t1 = now_ns();
+	return NULL;
+}
+
+static void wl_larson(void)
+{
+	pthread_t th[L_THREADS];
+
+	l_rounds = scaled(500);
+	for (int i = 0; i < L_THREADS; i++)
+		l_arr[i] = map(sizeof(struct lslot) * L_SLOTS);
+	pthread_barrier_init(&l_bar, NULL, L_THREADS);
+	for (int i = 1; i < L_THREADS; i++)
+		pthread_create(&th[i], NULL, larson_thread, (void *)(intptr_t)i);
+	larson_thread((void *)0);
+	for (int i = 1; i < L_THREADS; i++)
+		pthread_join(th[i], NULL);
+
+	long live = 0;
+	for (int t = 0; t < L_THREADS; t++)
+		for (int i = 0; i < L_SLOTS; i++)
+			live += (long)l_arr[t][i].size;
+	result("larson", L_THREADS * l_rounds * L_ROUND, l_t1 - l_t0, rss_kb(), live / 1024, 0);
+	for (int t = 0; t < L_THREADS; t++)
+		for (int i = 0; i < L_SLOTS; i++)
+			free(l_arr[t][i].p);
+}
+
+/* ---- prodcons: malloc on one thread, free on the other -------------------- */
+
+/*
+ * A single-producer single-consumer ring.  Each side publishes its index
+ * every PC_BATCH objects (and before it waits), and re-reads the other's
+ * only when it has run out of room or of work, so the ring's own cache-line
+ * traffic is small next to the allocator's: what is timed is malloc on one
+ * core and free on the other, plus the two cache lines of each object the
+ * tag check reads.
+ */
+#define PC_RING		4096	/* power of two */
+#define PC_BATCH	32
+#define PC_SIZE		256
+
+static struct {
+	_Alignas(64) atomic_ulong head;		/* published by the producer */
+	_Alignas(64) atomic_ulong tail;		/* published by the consumer */
+	_Alignas(64) void *slot[PC_RING];
+} ring;
+static long pc_n;
+
+static inline void pc_wait(unsigned int *spins)
+{
+	if (++*spins < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else {
+		*spins = 0;
+		sched_yield();		/* one core, or the other thread is descheduled */
+	}
+}
+
+static void *consumer(void *arg)
+{
+	unsigned long tail = 0, head = 0;
+
+	(void)arg;
+	pin_to(1);
+	for (long i = 0; i < pc_n; i++) {
+		if (tail == head) {
+			unsigned int spins = 0;
+			atomic_store_explicit(&ring.tail, tail, memory_order_release);
+			while ((head = atomic_load_explicit(&ring.head, memory_order_acquire)) == tail)
+				pc_wait(&spins);
+		}
+		void *p = ring.slot[tail % PC_RING];
+		check(p, PC_SIZE, "prodcons");
+		free(p);
+		if (++tail % PC_BATCH == 0)
+			atomic_store_explicit(&ring.tail, tail, memory_order_release);
+	}
+	return NULL;
+}
+
+static void wl_prodcons(void)
+{
+	pthread_t th;
+	unsigned long head = 0, tail = 0;
+
+	pc_n = scaled(20000000);
+	pin_to(0);
+	cpu_start();
+	uint64_t t0 = now_ns();
+	pthread_create(&th, NULL, consumer, NULL);
+	for (long i = 0; i < pc_n; i++) {
+		void *p = xmalloc(PC_SIZE);
+		tag(p, PC_SIZE);
+		if (head - tail >= PC_RING) {
+			unsigned int spins = 0;
+			atomic_store_explicit(&ring.head, head, memory_order_release);
+			while (head - (tail = atomic_load_explicit(&ring.tail, memory_order_acquire)) >= PC_RING)
+				pc_wait(&spins);
+		}
+		ring.slot[head % PC_RING] = p;
+		if (++head % PC_BATCH == 0)
+			atomic_store_explicit(&ring.head, head, memory_order_release);
+	}
+	atomic_store_explicit(&ring.head, head, memory_order_release);
+	pthread_join(th, NULL);
+	uint64_t t1 = now_ns();
+	result("prodcons", pc_n, t1 - t0, rss_kb(), 0, 0);
+}
+
+/* ---- frag: many small, free 90%, then larger ------------------------------ */
+
+static void wl_frag(void)
+{
+	long n = scaled(1000000);
+	uint64_t s = 42;
+	void **p = map(sizeof(void *) * (size_t)n);
+	uint32_t *size = map(sizeof(uint32_t) * (size_t)n);
+	uint32_t *perm = map(sizeof(uint32_t) * (size_t)n);
+	long calls = 0, live = 0, freed = 0;
+
+	cpu_start();
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		size[i] = 16 + (uint32_t)(rnd(&s) % (512 - 16 + 1));
+		p[i] = xmalloc(size[i]);
+		memset(p[i], (int)i, size[i]);
+		tag(p[i], size[i]);
+		live += size[i];
+	}
+	calls += n;
+	/* Free 90%, chosen and ordered at random. */
+	for (long i = 0; i < n; i++)
+		perm[i] = (uint32_t)i;
+	for (long i = n - 1; i > 0; i--) {
+		long j = (long)(rnd(&s) % (uint64_t)(i + 1));
+		uint32_t t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (long k = 0; k < n - n / 10; k++) {
+		uint32_t i = perm[k];
+		check(p[i], size[i], "frag");
+		free(p[i]);
+		p[i] = NULL;
+		freed += size[i];
+	}
+	calls += n - n / 10;
+	live -= freed;
+	long mid = rss_kb();
+
+	/* Larger objects, 2..8 KiB, up to half the freed bytes. */
+	long cap = freed / 2 / 2048 + 1, nbig = 0, big = 0;
+	void **q = map(sizeof(void *) * (size_t)cap);
+	uint32_t *qsize = map(sizeof(uint32_t) * (size_t)cap);
+	while (big < freed / 2 && nbig < cap) {
+		qsize[nbig] = 2048 + (uint32_t)(rnd(&s) % (8192 - 2048 + 1));
+		q[nbig] = xmalloc(qsize[nbig]);
+		memset(q[nbig], (int)nbig, qsize[nbig]);
+		tag(q[nbig], qsize[nbig]);
+		big += qsize[nbig++];
+	}
+	calls += nbig;
+	uint64_t t1 = now_ns();
+	live += big;
+	result("frag", calls / 2, t1 - t0, rss_kb(), live / 1024, mid);
+
+	for (long i = 0; i < n; i++)
+		if (p[i]) {
+			check(p[i], size[i], "frag");
+			free(p[i]);
+		}
+	for (long i = 0; i < nbig; i++) {
+		check(q[i], qsize[i], "frag");
+		free(q[i]);
+	}
+}
+
+/* ---- longlived: a steady ~100 MB population, slow churn, drifting sizes --- */
+
+static void wl_longlived(void)
+{
+	/* Size windows, log-uniform between 2^lo and 2^hi - 1 bytes. */
+	static const struct { int lo, hi; } phase[] = { { 4, 10 }, { 8, 13 }, { 4, 9 }, { 6, 12 } };
+	const int nphase = sizeof(phase) / sizeof(phase[0]);
+	const long budget = 100l << 20, cap = 4000000;
+	long steps = scaled(1000000);	/* replacements per phase */
+	uint64_t s = 7;
+	void **p = map(sizeof(void *) * (size_t)cap);
+	uint32_t *size = map(sizeof(uint32_t) * (size_t)cap);
+	long n = 0, live = 0, calls = 0;
+
+	cpu_start();
+	uint64_t t0 = now_ns();
+	for (int ph = 0; ph < nphase; ph++) {
+		for (long k = -1; k < steps; k++) {
+			if (k >= 0) {
+				/* Free a random object (swap-remove); k == -1: fill only. */
+				long v = (long)(rnd(&s) % (uint64_t)n);
+				check(p[v], size[v], "longlived");
+				free(p[v]);
+				live -= size[v];
+				p[v] = p[--n];
+				size[v] = size[n];
+				calls++;
+			}
+			/* Allocate back up to the budget, in this phase's size mix. */
+			while (live < budget && n < cap) {
+				uint64_t x = rnd(&s);
+				int b = phase[ph].lo + (int)(x % (uint64_t)(phase[ph].hi - phase[ph].lo));
+				uint32_t sz = (1u << b) + (uint32_t)((x >> 32) % (1u << b));
+				p[n] = xmalloc(sz);
+				memset(p[n], (int)k, sz);
+				tag(p[n], sz);
+				size[n++] = sz;
+				live += sz;
+				calls++;
+			}
+		}
+	}
+	uint64_t t1 = now_ns();
+	result("longlived", calls / 2, t1 - t0, rss_kb(), live / 1024, 0);
+	for (long i = 0; i < n; i++) {
+		check(p[i], size[i], "longlived");
+		free(p[i]);
+	}
+}
+
+/* ---- bulk: malloc 1000, then free the 1000 ------------------------------- */
+
+#define B_N	1000
+#define B_SIZE	256
+
+static __attribute__((noinline)) void bulk_rounds(void **v, long rounds)
+{
+	for (long r = 0; r < rounds; r++) {
+		for (int i = 0; i < B_N; i++) {
+			v[i] = xmalloc(B_SIZE);
+			*(volatile char *)v[i] = 1;
+		}
+		escape(v);
+		for (int i = 0; i < B_N; i++)
+			free(v[i]);
+	}
+}
+
+static void wl_bulk(void)
+{
+	static void *v[B_N];
+	long rounds = scaled(25000);
+
+	bulk_rounds(v, rounds / 50 + 1);
+	cpu_start();
+	uint64_t t0 = now_ns();
+	bulk_rounds(v, rounds);
+	uint64_t t1 = now_ns();
+	result("bulk", rounds * B_N, t1 - t0, rss_kb(), 0, 0);
+}
+
+/* ------------------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} workloads[] = {
+	{ "hot", wl_hot }, { "larson", wl_larson }, { "prodcons", wl_prodcons },
+	{ "frag", wl_frag }, { "longlived", wl_longlived }, { "bulk", wl_bulk },
+};
+#define NR_WL (int)(sizeof(workloads) / sizeof(workloads[0]))
+
+static __attribute__((noreturn)) void usage(void)
+{
+	fprintf(stderr, "usage: bench_peers_workloads WORKLOAD [-x SCALE]\n  WORKLOAD:");
+	for (int i = 0; i < NR_WL; i++)
+		fprintf(stderr, " %s", workloads[i].name);
+	fprintf(stderr, "\n  -x SCALE  multiply the op counts (default 1)\n"
+		"  The allocator is the process's malloc: choose it with LD_PRELOAD;\n"
+		"  PEERS_ALLOC=name names it in the output (default: from LD_PRELOAD).\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *wl = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-x") && i + 1 < argc)
+			scale = atof(argv[++i]);
+		else if (argv[i][0] != '-' && !wl)
+			wl = argv[i];
+		else
+			usage();
+	}
+	if (!wl || !(scale > 0))
+		usage();
+
+	const char *env = getenv("PEERS_ALLOC"), *pre = getenv("LD_PRELOAD");
+	if (env && *env) {
+		alloc_name = env;
+	} else if (pre && *pre) {
+		const char *slash = strrchr(pre, '/');
+		alloc_name = slash ? slash + 1 : pre;
+	}
+
+	if (sched_getaffinity(0, sizeof(start_cpus), &start_cpus))
+		CPU_ZERO(&start_cpus);
+	dl_iterate_phdr(find_kmem, &kread);
+	if (kread)
+		kstat_read(kstat_last);
+	for (int i = 0; i < NR_WL; i++) {
+		if (!strcmp(wl, workloads[i].name)) {
+			workloads[i].fn();
+			return atomic_load(&errors) ? 3 : 0;
+		}
+	}
+	usage();
+}

@@ -1,0 +1,575 @@
+# The peers part of report/README.md, from the raw data of run_report.sh.
+# POSIX awk (Debian's default mawk is enough).
+#
+#   awk -f scripts/report/peers.awk -v out=report \
+#       report/raw/allocators.txt report/raw/peers.tsv \
+#       report/raw/kmemstat.txt report/raw/peers-failures.txt
+#
+# Writes out/peers_headline.md (headline table and targets),
+# out/peers_details.md (the rest), and for gnuplot out/raw/time_ratio.dat,
+# out/raw/rss.dat.  Medians over the rounds; "best" is the lowest median.
+
+function fmt_ns(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x) }
+function fmt_mb(kb) { return sprintf("%.1f", kb / 1024) }
+function fmt_x(x) { return sprintf("%.2fx", x) }
+function pct(a, b) { return (a + b) > 0 ? sprintf("%.1f%%", 100 * a / (a + b)) : "-" }
+
+# Median of arr[key, 1..cnt].
+function median(arr, key, cnt,    v, i, j, t) {
+	for (i = 1; i <= cnt; i++)
+		v[i] = arr[key, i] + 0
+	for (i = 2; i <= cnt; i++) {
+		t = v[i]
+		for (j = i - 1; j >= 1 && v[j] > t; j--)
+			v[j + 1] = v[j]
+		v[j + 1] = t
+	}
+	if (cnt % 2)
+		return v[(cnt + 1) / 2]
+	return (v[cnt / 2] + v[cnt / 2 + 1]) / 2
+}
+
+# kmalloc's size class for a request: 8, 16, 32, 64, 96, 128, 192, then powers of 2.
+function kclass(s,    c) {
+	if (s <= 8) return 8
+	if (s <= 16) return 16
+	if (s <= 32) return 32
+	if (s <= 64) return 64
+	if (s <= 96) return 96
+	if (s <= 128) return 128
+	if (s <= 192) return 192
+	for (c = 256; c < s; c *= 2)
+		;
+	return c
+}
+
+# Mean kmalloc class / mean request over uniform sizes lo..hi.
+function round_uniform(lo, hi,    s, req, got) {
+	for (s = lo; s <= hi; s++) {
+		req += s
+		got += kclass(s)
+	}
+	return got / req
+}
+
+# The same over longlived's log-uniform mix: bucket b in [lo, hi), uniform in it.
+function round_loguniform(lo, hi,    b, s, req, got) {
+	for (b = lo; b < hi; b++)
+		for (s = 2 ^ b; s < 2 ^ (b + 1); s++) {
+			req += s / 2 ^ b
+			got += kclass(s) / 2 ^ b
+		}
+	return got / req
+}
+
+FNR == 1 { file++ }
+
+file == 1 {		# allocators.txt: "name path..." or "name n/a"
+	if ($2 == "n/a")
+		na[$1] = 1
+	next
+}
+
+file == 2 && FNR > 1 {	# peers.tsv
+	k = $3 SUBSEP $2
+	c = ++cnt[k]
+	ns[k, c] = $5; cpu[k, c] = $6; peak[k, c] = $8; fin[k, c] = $9; mid[k, c] = $11
+	live[k] = $10
+	ops[k] = $4
+	if ($12 + 0 > err[k] + 0)
+		err[k] = $12
+	if ($13 != 0)
+		badrc[k] = $13
+	seen_wl[$3] = 1
+	next
+}
+
+file == 3 {		# kmemstat.txt: round=R wl=W name=value...
+	w = ""
+	for (i = 1; i <= NF; i++) {
+		split($i, kv, "=")
+		if (kv[1] == "wl")
+			w = kv[2]
+		else if (kv[1] != "round")
+			ks[w, kv[1]] += kv[2]
+	}
+	ksn[w]++
+	next
+}
+
+file == 4 {		# peers-failures.txt: round alloc wl why stderr (tab-separated)
+	split($0, f, "\t")
+	k = f[3] SUBSEP f[2]
+	nfail[k]++
+	failmsg[k] = f[4] (f[5] != "" ? ": " f[5] : "")
+	anyfail = 1
+	next
+}
+
+END {
+	nA = split("kmem glibc jemalloc mimalloc tcmalloc", A, " ")
+	nW = split("hot16 hot64 hot256 hot1024 larson prodcons frag longlived bulk", W, " ")
+	label["hot16"] = "hot 16 B"; label["hot64"] = "hot 64 B"; label["hot256"] = "hot 256 B"
+	label["hot1024"] = "hot 1024 B"; label["larson"] = "larson (2 thr)"
+	label["prodcons"] = "prodcons 256 B"; label["frag"] = "frag"; label["longlived"] = "longlived"
+	label["bulk"] = "bulk 1000x256 B"
+	# Workload groups of the geometric mean: hot counts once (geomean of its sizes).
+	nG = split("hot larson prodcons frag longlived bulk", G, " ")
+	for (i = 1; i <= nW; i++)
+		group[W[i]] = W[i] ~ /^hot/ ? "hot" : W[i]
+
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		best[w] = ""; bestp[w] = ""
+		for (j = 1; j <= nA; j++) {
+			a = A[j]; k = w SUBSEP a
+			if (!cnt[k])
+				continue
+			m = median(ns, k, cnt[k])
+			mns[k] = m
+			mcpu[k] = median(cpu, k, cnt[k])
+			mpeak[k] = median(peak, k, cnt[k])
+			mfin[k] = median(fin, k, cnt[k])
+			mmid[k] = median(mid, k, cnt[k])
+			if (best[w] == "" || m < mns[w, best[w]])
+				best[w] = a
+			if (a != "kmem" && (bestp[w] == "" || m < mns[w, bestp[w]]))
+				bestp[w] = a
+			if (brss[w] == "" || mpeak[k] < brss[w])
+				brss[w] = mpeak[k]
+		}
+	}
+
+	# Geometric means of the time ratios, per allocator (to the best of all)
+	# and for kmem against the best peer.
+	for (j = 1; j <= nA; j++) {
+		a = A[j]
+		sumlog = 0; ng = 0
+		for (g = 1; g <= nG; g++) {
+			s = 0; n = 0
+			for (i = 1; i <= nW; i++) {
+				w = W[i]
+				if (group[w] != G[g] || !cnt[w, a] || best[w] == "")
+					continue
+				s += log(mns[w, a] / mns[w, best[w]]); n++
+			}
+			if (n) {
+				gr[a, G[g]] = exp(s / n)
+				sumlog += s / n; ng++
+			}
+		}
+		geo[a] = ng ? exp(sumlog / ng) : ""
+		geon[a] = ng
+	}
+	sumlog = 0; ngk = 0
+	for (g = 1; g <= nG; g++) {
+		s = 0; n = 0
+		for (i = 1; i <= nW; i++) {
+			w = W[i]
+			if (group[w] != G[g] || !cnt[w, "kmem"] || bestp[w] == "")
+				continue
+			kr[w] = mns[w, "kmem"] / mns[w, bestp[w]]
+			s += log(kr[w]); n++
+		}
+		if (n) {
+			kgr[G[g]] = exp(s / n)
+			sumlog += s / n; ngk++
+		}
+	}
+	kgeo = ngk ? exp(sumlog / ngk) : ""
+
+	hl = out "/peers_headline.md"
+	dt = out "/peers_details.md"
+
+	# ---- headline: time per workload -------------------------------------
+	printf "| workload | " > hl
+	for (j = 1; j <= nA; j++)
+		printf "%s | ", A[j] > hl
+	printf "kmem / best peer |\n|---|" > hl
+	for (j = 1; j <= nA; j++)
+		printf "---:|" > hl
+	printf "---:|\n" > hl
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (!seen_wl[w])
+			continue
+		printf "| %s | ", label[w] > hl
+		for (j = 1; j <= nA; j++) {
+			a = A[j]; k = w SUBSEP a
+			if (na[a])
+				cell = "n/a"
+			else if (!cnt[k])
+				cell = nfail[k] ? "**failed**" : "-"
+			else {
+				cell = fmt_ns(mns[k]) " (" fmt_x(mns[k] / mns[w, best[w]]) ")"
+				if (a == best[w])
+					cell = "**" cell "**"
+			}
+			printf "%s | ", cell > hl
+		}
+		if (kr[w] != "")
+			printf "%s (%s)%s |\n", fmt_x(kr[w]), bestp[w], (kr[w] > 1.2 ? " ✗" : " ✓") > hl
+		else
+			printf "- |\n" > hl
+	}
+	printf "| **geomean of time ratios** (%d groups) | ", ngk > hl
+	for (j = 1; j <= nA; j++)
+		printf "%s | ", (geo[A[j]] != "" ? "**" fmt_x(geo[A[j]]) "**" : (na[A[j]] ? "n/a" : "-")) > hl
+	printf "%s |\n\n", (kgeo != "" ? "**" fmt_x(kgeo) "**" : "-") > hl
+	printf "ns per object allocated and freed (median of the rounds), and in parentheses the ratio " \
+	       "to the fastest allocator (bold). ✓/✗: kmem within 1.2x of the best peer or not. The " \
+	       "geometric mean counts six workload groups, hot once (the geometric mean of its four " \
+	       "sizes).\n\n" > hl
+
+	# ---- targets ------------------------------------------------------------
+	printf "**Targets** (from the issue; the peer figures are the issue's measurements on " \
+	       "another machine, shown for calibration):\n\n" > hl
+	printf "| target | measured here | |\n|---|---|---|\n" > hl
+	# Best peer on hot: the fastest hot cell of any peer.
+	hb = ""; hbw = ""
+	for (i = 1; i <= 4; i++) {
+		w = W[i]
+		if (bestp[w] != "" && (hb == "" || mns[w, bestp[w]] < hb)) {
+			hb = mns[w, bestp[w]]; hbw = w
+		}
+	}
+	if (hb != "")
+		printf "| best peer's hot malloc+free pair ~6 ns (tcmalloc) | %s ns (%s, %s; CPU time %s ns); kmem %s ns (CPU %s ns) | %s |\n",
+		       fmt_ns(hb), bestp[hbw], label[hbw], fmt_ns(mcpu[hbw, bestp[hbw]]),
+		       fmt_ns(mns[hbw, "kmem"]), fmt_ns(mcpu[hbw, "kmem"]),
+		       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", hb / 6, mcpu[hbw, bestp[hbw]] / 6) > hl
+	w = "prodcons"
+	if (bestp[w] != "")
+		printf "| best peer's producer/consumer 256 B ~30 ns/object (mimalloc) | %s ns (%s; CPU time, both threads, %s ns); kmem %s ns | %s |\n",
+		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_ns(mcpu[w, bestp[w]]),
+		       (cnt[w, "kmem"] ? fmt_ns(mns[w, "kmem"]) : "-"),
+		       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", mns[w, bestp[w]] / 30, mcpu[w, bestp[w]] / 30) > hl
+	w = "larson"
+	if (bestp[w] != "")
+		printf "| best peer's larson ~34 ns/op (tcmalloc) | %s ns (%s; CPU time, both threads, %s ns); kmem %s ns | %s |\n",
+		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_ns(mcpu[w, bestp[w]]),
+		       (cnt[w, "kmem"] ? fmt_ns(mns[w, "kmem"]) : "-"),
+		       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", mns[w, bestp[w]] / 34, mcpu[w, bestp[w]] / 34) > hl
+	w = "frag"
+	if (seen_wl[w]) {
+		bfr = ""; bfa = ""
+		for (j = 2; j <= nA; j++) {
+			k = w SUBSEP A[j]
+			if (cnt[k] && live[k] > 0 && (bfr == "" || mfin[k] / live[k] < bfr)) {
+				bfr = mfin[k] / live[k]; bfa = A[j]
+			}
+		}
+		k = w SUBSEP "kmem"
+		if (cnt[k] && live[k] > 0) {
+			kfr = mfin[k] / live[k]
+			peers_fr = ""
+			for (j = 2; j <= nA; j++) {
+				q = w SUBSEP A[j]
+				if (cnt[q] && live[q] > 0)
+					peers_fr = peers_fr sprintf(", %s %.2fx", A[j], mfin[q] / live[q])
+			}
+			printf "| fragmentation ends at ~2.9x live bytes in RSS | kmem %.2fx%s | %s |\n",
+			       kfr, peers_fr, (kfr <= 2.9 ? "met" : "**NOT met**") > hl
+		}
+	}
+	nlose = 0; loses = ""; nk = 0
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (kr[w] != "") {
+			nk++
+			if (kr[w] > 1.2) {
+				nlose++
+				loses = loses (loses == "" ? "" : ", ") label[w] " " fmt_x(kr[w])
+			}
+		} else if (nfail[w, "kmem"] && !cnt[w, "kmem"]) {
+			nk++; nlose++
+			loses = loses (loses == "" ? "" : ", ") label[w] " **failed**"
+		}
+	}
+	if (nk) {
+		printf "| kmem within 1.2x of the best peer on every workload | %d of %d rows within%s | %s |\n",
+		       nk - nlose, nk, nlose ? "; over: " loses : "", nlose ? "**NOT met**" : "met" > hl
+		printf "| kmem's geometric mean <= 1.0x the best peer | %s | %s |\n", fmt_x(kgeo),
+		       kgeo <= 1.0 ? "met" : "**NOT met**" > hl
+	}
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (w != "frag" && w != "longlived")
+			continue
+		k = w SUBSEP "kmem"
+		if (!cnt[k] || bestp[w] == "")
+			continue
+		bp = ""; bf = ""; bpa = ""; bfa = ""
+		for (j = 2; j <= nA; j++) {
+			q = w SUBSEP A[j]
+			if (!cnt[q])
+				continue
+			if (bp == "" || mpeak[q] < bp) { bp = mpeak[q]; bpa = A[j] }
+			if (bf == "" || mfin[q] < bf) { bf = mfin[q]; bfa = A[j] }
+		}
+		ok = mpeak[k] <= bp && mfin[k] <= bf
+		printf "| %s: kmem's peak and final RSS no higher than the best peer's | peak %s MB vs %s MB (%s), final %s MB vs %s MB (%s) | %s |\n",
+		       w, fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_mb(mfin[k]), fmt_mb(bf), bfa,
+		       ok ? "met" : "**NOT met**" > hl
+	}
+	printf "\n" > hl
+	nerr = 0
+	for (i = 1; i <= nW; i++)
+		for (j = 1; j <= nA; j++)
+			if (err[W[i], A[j]] + 0 > 0 || nfail[W[i], A[j]]) {
+				nerr++
+			}
+	if (nerr || anyfail) {
+		printf "**Failures:** " > hl
+		for (i = 1; i <= nW; i++)
+			for (j = 1; j <= nA; j++) {
+				k = W[i] SUBSEP A[j]
+				if (nfail[k])
+					printf "%s under %s failed in %d run(s) (%s). ", W[i], A[j], nfail[k], failmsg[k] > hl
+				if (err[k] + 0 > 0)
+					printf "%s under %s: %d wrong or misaligned object(s). ", W[i], A[j], err[k] > hl
+			}
+		printf "\n\n" > hl
+	} else {
+		printf "Every object checked out (tags intact, 16-byte aligned) under every allocator; no run crashed.\n\n" > hl
+	}
+
+	# ---- details: CPU time, RSS -----------------------------------------------
+	printf "#### Process CPU time per object\n\n" > dt
+	printf "The same runs, CPU time of all threads per object (for the two-thread workloads " \
+	       "it includes the waiting side's spinning; less sensitive than wall time to other " \
+	       "load on the machine):\n\n| workload | " > dt
+	for (j = 1; j <= nA; j++)
+		printf "%s | ", A[j] > dt
+	printf "kmem / best peer |\n|---|" > dt
+	for (j = 1; j <= nA; j++)
+		printf "---:|" > dt
+	printf "---:|\n" > dt
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (!seen_wl[w])
+			continue
+		printf "| %s | ", label[w] > dt
+		bc = ""; bca = ""
+		for (j = 1; j <= nA; j++) {
+			k = w SUBSEP A[j]
+			printf "%s | ", (na[A[j]] ? "n/a" : (cnt[k] ? fmt_ns(mcpu[k]) : "-")) > dt
+			if (A[j] != "kmem" && cnt[k] && (bc == "" || mcpu[k] < bc)) { bc = mcpu[k]; bca = A[j] }
+		}
+		if (cnt[w, "kmem"] && bc > 0)
+			printf "%s (%s) |\n", fmt_x(mcpu[w, "kmem"] / bc), bca > dt
+		else
+			printf "- |\n" > dt
+	}
+
+	printf "\n#### Peak RSS (MB, ru_maxrss)\n\nMedian of the rounds; in parentheses the ratio to the " \
+	       "lowest. For hot, prodcons and bulk it is mostly the allocator's fixed footprint.\n\n| workload | " > dt
+	for (j = 1; j <= nA; j++)
+		printf "%s | ", A[j] > dt
+	printf "\n|---|" > dt
+	for (j = 1; j <= nA; j++)
+		printf "---:|" > dt
+	printf "\n" > dt
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (!seen_wl[w])
+			continue
+		printf "| %s | ", label[w] > dt
+		for (j = 1; j <= nA; j++) {
+			k = w SUBSEP A[j]
+			if (na[A[j]])
+				cell = "n/a"
+			else if (!cnt[k])
+				cell = "-"
+			else {
+				cell = fmt_mb(mpeak[k]) " (" fmt_x(mpeak[k] / brss[w]) ")"
+				if (mpeak[k] == brss[w])
+					cell = "**" cell "**"
+			}
+			printf "%s | ", cell > dt
+		}
+		printf "\n" > dt
+	}
+
+	printf "\n#### Fragmentation and the long-lived population\n\n" > dt
+	printf "live: the bytes the workload holds at the end (requested sizes); final: resident " \
+	       "size then (/proc/self/statm); after free: frag's resident size once 90%% of the " \
+	       "small objects are freed.\n\n" > dt
+	printf "| workload | allocator | peak MB | after free MB | final MB | live MB | final / live | peak / live |\n" > dt
+	printf "|---|---|---:|---:|---:|---:|---:|---:|\n" > dt
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (w != "frag" && w != "longlived")
+			continue
+		for (j = 1; j <= nA; j++) {
+			k = w SUBSEP A[j]
+			if (!cnt[k] || live[k] <= 0)
+				continue
+			printf "| %s | %s | %s | %s | %s | %s | %.2fx | %.2fx |\n", w, A[j], fmt_mb(mpeak[k]),
+			       w == "frag" ? fmt_mb(mmid[k]) : "-", fmt_mb(mfin[k]), fmt_mb(live[k]),
+			       mfin[k] / live[k], mpeak[k] / live[k] > dt
+		}
+	}
+
+	# ---- kmem's SLUB counters ---------------------------------------------------
+	printf "\n#### Which paths kmem took (SLUB counters)\n\n" > dt
+	printf "Summed over the kmalloc caches and the rounds, from /sys/kernel/slab/*/ (read by " \
+	       "the workload with kmem_read() after each result). fast = the per-thread freelist; " \
+	       "slow = everything else (refill from partial lists, remote or non-cpu-slab frees, " \
+	       "new slabs); slabs / 1000 objects = slabs allocated from the page allocator.\n\n" > dt
+	printf "| workload | alloc fast | free fast | slabs allocated / 1000 objects | slabs freed / 1000 objects | MB given back to the OS per run |\n|---|---:|---:|---:|---:|---:|\n" > dt
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (!ksn[w])
+			continue
+		objs = ks[w, "alloc_fastpath"] + ks[w, "alloc_slowpath"]
+		reported[w] = ks[w, "pgreported"] * 4 / 1024 / ksn[w]
+		printf "| %s | %s | %s | %.2f | %.2f | %.1f |\n", label[w],
+		       pct(ks[w, "alloc_fastpath"], ks[w, "alloc_slowpath"]),
+		       pct(ks[w, "free_fastpath"], ks[w, "free_slowpath"]),
+		       objs ? 1000 * ks[w, "alloc_slab"] / objs : 0, objs ? 1000 * ks[w, "free_slab"] / objs : 0,
+		       reported[w] > dt
+		ffast[w] = pct(ks[w, "free_fastpath"], ks[w, "free_slowpath"])
+		afast[w] = pct(ks[w, "alloc_fastpath"], ks[w, "alloc_slowpath"])
+		slabs[w] = objs ? sprintf("%.1f", 1000 * ks[w, "alloc_slab"] / objs) : "?"
+	}
+
+	# ---- where kmem loses, and why ---------------------------------------------
+	rf_small = round_uniform(16, 512); rf_big = round_uniform(2048, 8192)
+	rf_ll1 = round_loguniform(8, 13); rf_ll3 = round_loguniform(6, 12)
+	printf "\n### Where kmem loses, and why\n\n" > dt
+	if (!nlose)
+		printf "kmem is within 1.2x of the best peer in time on every workload.\n\n" > dt
+	# The hot sizes kmem loses on, in one item.
+	hotl = ""; hotf = ""
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (w !~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)
+			continue
+		hotl = hotl (hotl == "" ? "" : "; ") sprintf("%s: %s ns against %s ns (%s), **%s**", label[w],
+		       fmt_ns(mns[w, "kmem"]), fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]))
+		hotf = hotf (hotf == "" ? "" : ", ") afast[w] "/" ffast[w]
+	}
+	if (hotl != "")
+		printf "- **hot** (%s; CPU time in the table above). kmem stays on its fast paths here " \
+		       "(alloc/free fast: %s), so the gap is the fast path itself: malloc maps the size " \
+		       "to a kmalloc index and reaches the thread's slot through TLS; free finds the " \
+		       "struct page of the address (virt_to_head_page_checked), tests PageSlab, compares " \
+		       "the slab with the thread's cpu slab, checks that the offset is a whole object (a " \
+		       "multiply by div_magic) and not the freelist head (a cheap double-free check), and " \
+		       "both bump a SLUB_STATS counter. The best peers' pair is a size-class lookup and a " \
+		       "push/pop on a thread-cache list.\n", hotl, hotf > dt
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (w ~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)
+			continue
+		printf "- **%s**: %s ns against %s ns (%s), **%s**. ", label[w], fmt_ns(mns[w, "kmem"]),
+		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]) > dt
+		if (w == "larson")
+			printf "Only %s of kmem's frees and %s of its allocations take the fast path: an object " \
+			       "freed by the other thread, or into any slab but the thread's current cpu slab, " \
+			       "goes through __slub_free_slow (a compare-and-swap on the slab's state word, " \
+			       "and the node list_lock when the slab moves between full, partial and empty), " \
+			       "and the allocation side then refills from partial slabs under the same lock. " \
+			       "With 9 size classes for 16..1024 B and 16-object slabs from 256 B up, the slow paths come " \
+			       "every few objects; %s slabs are allocated per 1000 objects. The peers batch " \
+			       "remote frees (tcmalloc's transfer cache, mimalloc's delayed thread-free lists, " \
+			       "jemalloc's tcache flush per bin).\n", ffast[w], afast[w], slabs[w] > dt
+		else if (w == "prodcons")
+			printf "Every free is remote (free fast %s). kmalloc-256 slabs are order 0, 16 objects, " \
+			       "so the producer's cpu slab is used up every 16 objects; the consumer's frees " \
+			       "empty slabs that go straight back to the page allocator (%s slabs allocated " \
+			       "per 1000 objects: one alloc_pages + __free_pages every 16 objects, with the " \
+			       "node list_lock and the zone's pcp lists on the way), because SLUB keeps no " \
+			       "empty slab around for this cache (min_partial, cpu_partial).\n", ffast[w], slabs[w] > dt
+		else if (w == "bulk")
+			printf "1000 live 256 B objects span ~63 slabs of 16; only frees into the thread's " \
+			       "current cpu slab are fast (free fast %s), and the slabs that become empty go back " \
+			       "to the page allocator and are allocated again the next round (%s slabs per " \
+			       "1000 objects). The peers keep the freed objects in a thread cache.\n", ffast[w], slabs[w] > dt
+		else if (w == "frag" || w == "longlived")
+			printf "Nearly every free takes the slow path (free fast %s; alloc fast %s): a random " \
+			       "free lands in a slab that is not the thread's cpu slab, so it goes through " \
+			       "__slab_free (a compare-and-swap on that slab's state word, a cache miss on its " \
+			       "struct page, and the node list_lock when the slab moves between full, partial " \
+			       "and empty); %s slabs per 1000 objects come from the page allocator%s. Writing " \
+			       "the objects and the page faults of fresh memory cost every allocator alike.\n",
+			       ffast[w], afast[w], slabs[w],
+			       (reported[w] > 0 ? sprintf(", and %.0f MB per run went back to the OS (page reporting) to be faulted in again", reported[w]) : "") > dt
+		else
+			printf "\n" > dt
+	}
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (w != "frag" && w != "longlived")
+			continue
+		k = w SUBSEP "kmem"
+		if (!cnt[k])
+			continue
+		bp = ""
+		for (j = 2; j <= nA; j++) {
+			q = w SUBSEP A[j]
+			if (cnt[q] && (bp == "" || mpeak[q] < bp)) { bp = mpeak[q]; bpa = A[j] }
+		}
+		if (bp == "" || mpeak[k] <= bp)
+			continue
+		printf "- **%s, memory**: kmem's peak RSS is %s MB against %s MB (%s), %s. ", w,
+		       fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_x(mpeak[k] / bp) > dt
+		if (w == "frag")
+			printf "kmalloc's size classes (powers of two, plus 96 and 192) round frag's " \
+			       "16..512 B requests up by %.2fx on average and its 2..8 KiB requests by " \
+			       "%.2fx (a 4097-byte object takes 8 KiB); jemalloc's, mimalloc's and tcmalloc's " \
+			       "classes are about four per doubling (at most ~1.25x), glibc's 16 B apart. After the random 90%% free, most slabs keep a live " \
+			       "object, so their pages can be reused neither by the 2..8 KiB caches nor by the " \
+			       "OS; kmem returns memory only when a whole 2 MiB block is free " \
+			       "(page_reporting_order=9, after page_reporting.delay_ms; %.1f MB per run here). " \
+			       "glibc does best here because it splits and coalesces free chunks of any size, " \
+			       "so the 2..8 KiB objects reuse the holes the small ones left.\n",
+			       rf_small, rf_big, reported[w] > dt
+		else
+			printf "kmalloc's size classes round longlived's size mixes up by %.2fx (phase 2, " \
+			       "256 B-8 KiB) and %.2fx (phase 4, 64 B-4 KiB) on average, against about 1.1x for " \
+			       "the peers' finer size classes; slabs that keep one old object when the mix " \
+			       "drifts stay resident, and memory goes back to the OS only by whole 2 MiB " \
+			       "blocks (%.1f MB per run here).\n", rf_ll1, rf_ll3, reported[w] > dt
+	}
+	printf "\n" > dt
+
+	# ---- gnuplot data ----------------------------------------------------------
+	tr = out "/raw/time_ratio.dat"
+	printf "workload" > tr
+	for (j = 1; j <= nA; j++)
+		printf "\t%s", A[j] > tr
+	printf "\n" > tr
+	for (i = 1; i <= nW; i++) {
+		w = W[i]
+		if (!seen_wl[w])
+			continue
+		l = label[w]; gsub(/ /, "_", l)
+		printf "%s", l > tr
+		for (j = 1; j <= nA; j++) {
+			k = w SUBSEP A[j]
+			printf "\t%s", cnt[k] ? sprintf("%.3f", mns[k] / mns[w, best[w]]) : "-" > tr
+		}
+		printf "\n" > tr
+	}
+	rs = out "/raw/rss.dat"
+	printf "what" > rs
+	for (j = 1; j <= nA; j++)
+		printf "\t%s", A[j] > rs
+	printf "\n" > rs
+	n = split("larson:peak frag:peak frag:after_free frag:final longlived:peak longlived:final", R, " ")
+	for (i = 1; i <= n; i++) {
+		split(R[i], p, ":")
+		w = p[1]
+		if (!seen_wl[w])
+			continue
+		printf "%s_%s", w, p[2] > rs
+		for (j = 1; j <= nA; j++) {
+			k = w SUBSEP A[j]
+			v = p[2] == "peak" ? mpeak[k] : p[2] == "final" ? mfin[k] : mmid[k]
+			printf "\t%s", cnt[k] ? sprintf("%.1f", v / 1024) : "-" > rs
+		}
+		printf "\n" > rs
+	}
+}

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# The report of `make run` (called by scripts/run.sh after the build):
+#
+#   1. the seed benchmarks that exist in build/bin (bench_page_frag,
+#      bench_page_alloc_speed, bench_slab_bulk, bench_slab_prodcons,
+#      bench_slab_vs_malloc), with options for a shorter run; one that is
+#      missing or fails is noted and skipped;
+#   2. build/bin/kmem-run, the page-allocator demo;
+#   3. bench_peers_workloads under kmem (libkmem-malloc.so, SLUB), glibc,
+#      jemalloc, mimalloc and tcmalloc (LD_PRELOAD; a peer that is not
+#      installed is n/a), interleaved: for each round, for each workload,
+#      for each allocator (starting at a different one each round), one run;
+#   4. scripts/report/render.sh: report/README.md and the PNG plots.
+#
+# Raw output goes to report/raw/.  Takes about 5-7 minutes on 2 cores.
+#
+#   scripts/report/run_report.sh [--quick]
+#     --quick              1 round at scale 0.2 (a smoke test, ~1 minute)
+#   Environment:
+#     REPORT_ROUNDS=N      interleaved rounds of the peers workloads (default 5)
+#     REPORT_SCALE=X       multiplies the peers workloads' op counts (default 1)
+#     REPORT_DIR=dir       output directory (default report)
+#     REPORT_BUILD_DIR=dir the build tree to take binaries from (default build)
+#     REPORT_WORKLOADS="hot larson ..."   a subset of the peers workloads
+#     REPORT_SKIP_SEEDS=1  skip steps 1 and 2 (peers only)
+#     REPORT_KMEM_RUN_CMDLINE="mem=64M ..."   kmem-run's boot command line
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+
+rounds=${REPORT_ROUNDS:-5}
+scale=${REPORT_SCALE:-1}
+out=${REPORT_DIR:-report}
+workloads=(${REPORT_WORKLOADS:-hot larson prodcons frag longlived bulk})
+for arg in "$@"; do
+	case $arg in
+	--quick) rounds=1; scale=0.2 ;;
+	-h|--help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+	esac
+done
+
+build=${REPORT_BUILD_DIR:-build}
+case $build in /*) ;; *) build=$root/$build ;; esac
+bin=$build/bin
+raw=$out/raw
+rm -rf "$out"
+mkdir -p "$raw"
+rawabs=$(cd "$raw" && pwd)
+start=$(date +%s)
+notes=$raw/notes.txt		# one line per skipped or failed step, for the README
+: >"$notes"
+[ "${REPORT_BUILD_RC:-0}" != 0 ] &&
+	echo "build failed: the full build failed (status $REPORT_BUILD_RC); the report's targets were built one by one" >>"$notes"
+
+log() { printf '[report %4ds] %s\n' $(($(date +%s) - start)) "$*"; }
+
+# ---- the machine and the build -------------------------------------------
+{
+	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+	echo "ncpu=$(nproc)"
+	echo "mem_mb=$(awk '/^MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
+	echo "kernel=$(uname -sr)"
+	echo "os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+	echo "gcc=$(gcc -dumpfullversion 2>/dev/null)"
+	echo "glibc=$(dpkg-query -W -f='${Version}' libc6 2>/dev/null)"
+	echo "jemalloc_pkg=$(dpkg-query -W -f='${Version}' libjemalloc2 2>/dev/null)"
+	echo "mimalloc_pkg=$(dpkg-query -W -f='${Version}' libmimalloc2.0 2>/dev/null)"
+	echo "tcmalloc_pkg=$(dpkg-query -W -f='${Version}' libtcmalloc-minimal4 2>/dev/null)"
+	echo "commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+	echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "rounds=$rounds"
+	echo "scale=$scale"
+} >"$raw/machine.txt"
+
+# run NAME TIMEOUT CMD...: stdout to raw/NAME.txt, stderr to raw/NAME.err.
+# Returns the command's status (124: timed out).
+run() {
+	local name=$1 limit=$2
+	shift 2
+	timeout --kill-after=10 "$limit" "$@" >"$raw/$name.txt" 2>"$raw/$name.err"
+}
+
+# seed BENCH TIMEOUT SHORT-ARGS...: run build/bin/BENCH with the short-run
+# arguments; if it rejects them (status 2, usage), again with its defaults.
+seed() {
+	local b=$1 limit=$2 rc
+	shift 2
+	if [ ! -x "$bin/$b" ]; then
+		log "$b: not built (no bench/${b#bench_}.c yet): skipped"
+		echo "$b missing" >>"$notes"
+		return
+	fi
+	log "$b $*"
+	local t0=$(date +%s)
+	run "$b" "$limit" "$bin/$b" "$@"
+	rc=$?
+	if [ "$rc" = 2 ] && [ $# -gt 0 ]; then
+		log "$b: rejected '$*' (status 2): running it with its defaults"
+		echo "$b usage: rejected the short-run options '$*', ran with defaults" >>"$notes"
+		run "$b" "$limit" "$bin/$b"
+		rc=$?
+	fi
+	echo "$b seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
+	if [ "$rc" != 0 ]; then
+		log "$b: FAILED, status $rc (see $raw/$b.err)"
+		echo "$b failed status $rc" >>"$notes"
+	fi
+}
+
+# Does BENCH's usage text (-h) mention OPTION?  (Read whole: -h exits 2.)
+accepts() {
+	local usage
+	usage=$(timeout 10 "$bin/$1" -h 2>&1)
+	grep -q -- "$2" <<<"$usage"
+}
+
+if [ -n "${REPORT_SKIP_SEEDS:-}" ]; then
+	echo "seeds skipped (REPORT_SKIP_SEEDS)" >>"$notes"
+else
+	# ---- 1. seed benchmarks (shorter runs than their defaults) -----------
+	seed bench_page_frag 300 -n 5000 -s 1,2,3,4,5 -o "$rawabs/page_frag.dat"
+	seed bench_page_alloc_speed 300 -r 7
+	seed bench_slab_bulk 300 -r 3 -n 500000
+	if [ -x "$bin/bench_slab_prodcons" ]; then
+		args=()
+		accepts bench_slab_prodcons '-r ROUNDS' && args+=(-r 3)
+		accepts bench_slab_prodcons '-C' && args+=(-C)
+		seed bench_slab_prodcons 300 "${args[@]}"
+	else
+		seed bench_slab_prodcons 1
+	fi
+	seed bench_slab_vs_malloc 300 -r 3 -n 500000 -C
+
+	# ---- 2. the page-allocator demo ---------------------------------------
+	if [ -x "$bin/kmem-run" ]; then
+		demo=()
+		[ -n "${REPORT_KMEM_RUN_CMDLINE:-}" ] && demo=("$REPORT_KMEM_RUN_CMDLINE")
+		log "kmem-run ${demo[*]} (page-allocator demo)"
+		run kmem-run 120 "$bin/kmem-run" "${demo[@]}" || {
+			log "kmem-run: FAILED, status $?"
+			echo "kmem-run failed" >>"$notes"
+		}
+	else
+		echo "kmem-run missing" >>"$notes"
+	fi
+fi
+
+# ---- 3. peers workloads, interleaved --------------------------------------
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+find_lib() {
+	local f
+	f=$(/sbin/ldconfig -p 2>/dev/null | awk -v lib="$1" '$1 == lib { print $NF; exit }')
+	[ -n "$f" ] && [ -e "$f" ] && { echo "$f"; return; }
+	for f in "/usr/lib/$multiarch/$1" "/usr/lib/$1" "/usr/local/lib/$1"; do
+		[ -e "$f" ] && { echo "$f"; return; }
+	done
+}
+
+names=(kmem glibc jemalloc mimalloc tcmalloc)
+declare -A lib=(
+	[kmem]=$build/lib/libkmem-malloc.so
+	[glibc]=""
+	[jemalloc]=$(find_lib libjemalloc.so.2)
+	[mimalloc]=$(find_lib libmimalloc.so.2)
+	[tcmalloc]=$(find_lib libtcmalloc_minimal.so.4)
+)
+avail=()
+: >"$raw/allocators.txt"
+for a in "${names[@]}"; do
+	if [ "$a" = glibc ] || [ -e "${lib[$a]}" ]; then
+		avail+=("$a")
+		echo "$a ${lib[$a]:-(libc malloc, nothing preloaded)}" >>"$raw/allocators.txt"
+	else
+		echo "$a n/a" >>"$raw/allocators.txt"
+		log "$a: not installed (n/a)"
+	fi
+done
+
+peers=$raw/peers.tsv
+printf 'round\talloc\twl\tops\tns_op\tcpu_ns_op\tsecs\tpeak_kb\tfinal_kb\tlive_kb\tmid_kb\terrors\trc\n' >"$peers"
+kstats=$raw/kmemstat.txt
+: >"$kstats"
+: >"$raw/peers-failures.txt"
+if [ ! -x "$bin/bench_peers_workloads" ]; then
+	log "bench_peers_workloads: not built: no peers comparison"
+	echo "bench_peers_workloads missing" >>"$notes"
+else
+	t0=$(date +%s)
+	n=${#avail[@]}
+	for ((r = 1; r <= rounds; r++)); do
+		log "peers round $r/$rounds: ${workloads[*]} x ${avail[*]}"
+		for wl in "${workloads[@]}"; do
+			for ((i = 0; i < n; i++)); do
+				a=${avail[$(((i + r - 1) % n))]}
+				o=$raw/peers-$wl-$a-$r
+				pre=()
+				[ -n "${lib[$a]}" ] && pre=(LD_PRELOAD="${lib[$a]}")
+				timeout --kill-after=10 180 env "${pre[@]}" PEERS_ALLOC="$a" \
+					"$bin/bench_peers_workloads" "$wl" -x "$scale" >"$o.out" 2>"$o.err"
+				rc=$?
+				if ! grep -q '^RESULT' "$o.out" || [ "$rc" != 0 ]; then
+					# A crash, a timeout (124), a wrong object (3) or a NULL (1).
+					why="status $rc"
+					[ "$rc" = 124 ] && why="timed out after 180 s"
+					[ "$rc" -gt 128 ] && [ "$rc" != 124 ] && why="killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))"
+					[ "$rc" = 3 ] && why="wrong or misaligned objects (status 3)"
+					printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$a" "$wl" "$why" \
+						"$(tail -n 3 "$o.err" | tr '\t\n' '  ')" >>"$raw/peers-failures.txt"
+					log "  $wl under $a: FAILED: $why"
+				fi
+				awk -v r="$r" -v rc="$rc" '
+					/^RESULT/ {
+						delete v
+						for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+						printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r, v["alloc"],
+						       v["wl"], v["ops"], v["ns_op"], v["cpu_ns_op"], v["secs"],
+						       v["peak_kb"], v["final_kb"], v["live_kb"], v["mid_kb"],
+						       v["errors"], rc
+					}' "$o.out" >>"$peers"
+				sed -n "s/^KMEMSTAT /round=$r /p" "$o.out" >>"$kstats"
+				# Keep the output of failed runs only.
+				[ "$rc" = 0 ] && rm -f "$o.out" "$o.err"
+			done
+		done
+	done
+	echo "peers seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
+fi
+
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw/machine.txt"
+echo "seconds=$(($(date +%s) - start))" >>"$raw/machine.txt"
+
+# ---- 4. README.md and plots ------------------------------------------------
+log "rendering $out/README.md"
+bash scripts/report/render.sh "$out"
+if [ -s "$out/peers_headline.md" ]; then
+	echo
+	echo "kmem beside the peers: ns per object (wall), ratio to the fastest; then the targets"
+	echo
+	cat "$out/peers_headline.md"
+fi
+if [ -s "$notes" ]; then
+	echo "Skipped or failed steps:"
+	sed 's/^/  /' "$notes"
+fi
+log "done: $out/README.md (open it for the seeds, the details and the plots)"

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kmem.h>
+
+#include "kt_util.h"
+
+void kt_capture_begin(struct kt_capture *c)
+{
+	char tmpl[] = "/tmp/kmem-test-stderr-XXXXXX";
+
+	fflush(stderr);
+	c->file_fd = mkstemp(tmpl);
+	if (c->file_fd < 0) {
+		perror("mkstemp");
+		abort();
+	}
+	unlink(tmpl);
+	c->saved_fd = dup(STDERR_FILENO);
+	dup2(c->file_fd, STDERR_FILENO);
+}
+
+char *kt_capture_end(struct kt_capture *c)
+{
+	fflush(stderr);
+	dup2(c->saved_fd, STDERR_FILENO);
+	close(c->saved_fd);
+
+	off_t len = lseek(c->file_fd, 0, SEEK_END);
+	char *text = malloc((size_t)len + 1);
+	if (!text)
+		abort();
+	ssize_t got = pread(c->file_fd, text, (size_t)len, 0);
+	text[got > 0 ? got : 0] = '\0';
+	close(c->file_fd);
+	return text;
+}
+
+char *kt_read(const char *path, long *err)
+{
+	size_t size = 4096;
+
+	for (;;) {
+		char *buf = malloc(size);
+		if (!buf)
+			abort();
+		ssize_t n = kmem_read(path, buf, size);
+		if (n < 0) {
+			free(buf);
+			if (err)
+				*err = (long)n;
+			return NULL;
+		}
+		if ((size_t)n < size) {
+			if (err)
+				*err = 0;
+			return buf;
+		}
+		free(buf);
+		size = (size_t)n + 1;
+	}
+}
+
+long kt_vmstat(const char *name)
+{
+	char *text = kt_read("/proc/vmstat", NULL);
+	size_t nl = strlen(name);
+	long v = -1;
+
+	for (char *line = text; line && *line; ) {
+		if (!strncmp(line, name, nl) && line[nl] == ' ') {
+			v = strtol(line + nl + 1, NULL, 10);
+			break;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	free(text);
+	return v;
+}
+
+long kt_zoneinfo(const char *key)
+{
+	char *text = kt_read("/proc/zoneinfo", NULL);
+	size_t kl = strlen(key);
+	long v = -1;
+
+	for (char *line = text; line && *line; ) {
+		char *p = line + strspn(line, " ");
+		if (!strncmp(p, key, kl) && (p[kl] == ' ' || p[kl] == '\t')) {
+			v = strtol(p + kl, NULL, 10);
+			break;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	free(text);
+	return v;
+}
+
+int kt_count_lines(const char *text, const char *want)
+{
+	size_t wl = strlen(want);
+	int n = 0;
+
+	while (text && *text) {
+		const char *end = strchr(text, '\n');
+		size_t len = end ? (size_t)(end - text) : strlen(text);
+		if (len == wl && !strncmp(text, want, wl))
+			n++;
+		if (!end)
+			break;
+		text = end + 1;
+	}
+	return n;
+}
+
+int kt_line(const char *text, int n, char *buf, size_t size)
+{
+	while (text && *text) {
+		const char *end = strchr(text, '\n');
+		size_t len = end ? (size_t)(end - text) : strlen(text);
+		if (n-- == 0) {
+			if (len >= size)
+				len = size - 1;
+			memcpy(buf, text, len);
+			buf[len] = '\0';
+			return 0;
+		}
+		if (!end)
+			break;
+		text = end + 1;
+	}
+	return -1;
+}
+
+unsigned long kt_rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (unsigned long)sysconf(_SC_PAGESIZE);
+}
