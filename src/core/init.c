@@ -130,6 +130,14 @@ int __kmem_boot(void)
 			os_abort();
 		}
 		rc = boot_locked(cmdline, true);
+		if (rc == -EINVAL) {
+			/* A well-formed line the boot refuses (mem= below one
+			 * section, ...) is just as much the user's to fix; the
+			 * failing check has said why (docs/parameters.md). */
+			pr_err("cannot boot: fix KMEM_CMDLINE=\"%s\"\n", cmdline ? cmdline : "");
+			kmem_unlock(&boot_lock);
+			os_abort();
+		}
 	}
 	kmem_unlock(&boot_lock);
 	return rc;

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Running out of memory, like a small machine.
+ *
+ * mem=32M (8192 pages; min_free_kbytes = int_sqrt(32768 * 16) = 724, so the
+ * min watermark is 181 pages; pcp batch 1, high 113 with nr_cpus=2):
+ *  - GFP_KERNEL order-0 allocations succeed until the free pages reach the
+ *    min watermark: the count lies between managed - min - pcp slack and
+ *    managed, and pages are conserved exactly;
+ *  - GFP_ATOMIC (__GFP_HIGH, cannot block) then still gets pages, down to
+ *    its own limit min - min/2 - (min - min/2)/4 = 69, and no further;
+ *  - freeing everything restores buddyinfo exactly.
+ *
+ * Growable memory (no mem=; kmem.max_mem=64M kmem.mem_block=8M): memory is
+ * brought online 8 MiB at a time, only when needed (managed grows, vmstat
+ * memory_hotplug_pages counts it), and allocations fail at 64 MiB.
+ */
+#include <stdlib.h>
+
+#include <kmem.h>
+
+#include "page_alloc/mm.h"
+#include "page_alloc/pcp.h"
+
+#include "lib/kt_util.h"
+#include "lib/mm_check.h"
+#include "ktest.h"
+
+#define MAX_PAGES 20000
+
+static struct page *pages[MAX_PAGES];
+static unsigned int orders[MAX_PAGES];
+static int nr_pages;
+
+static void hold(struct page *page, unsigned int order)
+{
+	if (nr_pages < MAX_PAGES) {
+		orders[nr_pages] = order;
+		pages[nr_pages++] = page;
+	}
+}
+
+static void release_all(void)
+{
+	while (nr_pages) {
+		nr_pages--;
+		__free_pages(pages[nr_pages], orders[nr_pages]);
+	}
+	drain_local_pages();
+}
+
+static void check_all_free(unsigned long managed)
+{
+	struct mm_check_result r;
+	char want[256];
+
+	KT_ASSERT_EQ(mm_check(&r), 0);
+	KT_ASSERT_EQ(r.managed, managed);
+	KT_ASSERT_EQ(r.free_pages, managed);
+	char *got = kt_read("/proc/buddyinfo", NULL);
+	mm_expected_buddyinfo_all_free(managed, want, sizeof(want));
+	KT_ASSERT_STREQ(got, want);
+	free(got);
+}
+
+static long pcp_pages(void)
+{
+	return this_pcp ? pcp_read_count(this_pcp) : 0;
+}
+
+static void small_machine(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=32M nr_cpus=2"), 0);
+	const long managed = 8192;
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), managed);
+	const long min = kt_zoneinfo("min");
+	KT_ASSERT_EQ(min, 181);
+	/* (the pcp lists exist once the first page is allocated) */
+	char *before = kt_read("/proc/buddyinfo", NULL);
+
+	/* GFP_KERNEL until it fails. */
+	struct page *page;
+	long n = 0;
+	while ((page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0)) != NULL) {
+		KT_ASSERT(nr_pages < MAX_PAGES);
+		hold(page, 0);
+		n++;
+	}
+	long free_k = kt_vmstat("nr_free_pages");
+	const long high = kt_zoneinfo("high:"), batch = kt_zoneinfo("batch:");
+	fprintf(stderr, "  GFP_KERNEL: %ld pages, then %ld free (min %ld, pcp high %ld batch %ld)\n",
+		n, free_k, min, high, batch);
+	KT_ASSERT_EQ(high, 113);
+	KT_ASSERT_EQ(batch, 1);
+	KT_ASSERT(n <= managed);
+	KT_ASSERT(n >= managed - min - high);
+	KT_ASSERT_EQ(pcp_pages(), 0);		/* given back before failing */
+	KT_ASSERT_EQ(n + free_k, managed);	/* conserved */
+	/* Refills pass the check with free > min and then take a batch. */
+	KT_ASSERT(free_k <= min);
+	KT_ASSERT(free_k >= min - (batch - 1));
+
+	/* GFP_ATOMIC dips below min, down to its own limit. */
+	long atomic_limit = min - min / 2;
+	atomic_limit -= atomic_limit / 4;
+	KT_ASSERT_EQ(atomic_limit, 69);
+	long m = 0;
+	while ((page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)) != NULL) {
+		KT_ASSERT(nr_pages < MAX_PAGES);
+		hold(page, 0);
+		m++;
+	}
+	long free_a = kt_vmstat("nr_free_pages");
+	fprintf(stderr, "  GFP_ATOMIC: %ld more pages, then %ld free (limit %ld)\n",
+		m, free_a, atomic_limit);
+	KT_ASSERT(m > 0);
+	KT_ASSERT_EQ(pcp_pages(), 0);
+	KT_ASSERT_EQ(n + m + free_a, managed);
+	KT_ASSERT(free_a <= atomic_limit);
+	KT_ASSERT(free_a >= atomic_limit - (batch - 1));
+	KT_ASSERT(m >= free_k - atomic_limit);
+
+	/* Nothing else gets through now. */
+	KT_ASSERT(alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0) == NULL);
+	KT_ASSERT(alloc_pages(GFP_KERNEL | __GFP_HIGH | __GFP_NOWARN, 0) == NULL);
+	KT_ASSERT(alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0) == NULL);
+	KT_ASSERT(alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 3) == NULL);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_pages"), free_a);
+
+	/* Everything back: the machine is as it booted. */
+	release_all();
+	check_all_free((unsigned long)managed);
+	char *after = kt_read("/proc/buddyinfo", NULL);
+	KT_ASSERT_STREQ(after, before);
+	free(before);
+	free(after);
+}
+
+KTEST(small_machine_exhaustion)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(small_machine, NULL));
+}
+
+/* Same with high orders: order-10 blocks until the watermark stops them. */
+static void small_machine_high_order(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=32M"), 0);
+	struct page *page;
+	int n = 0;
+	while ((page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)) != NULL) {
+		hold(page, MAX_PAGE_ORDER);
+		n++;
+	}
+	/* 8 blocks; the 8th would leave 0 <= min free pages. */
+	KT_ASSERT_EQ(n, 7);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_pages"), 1024);
+	/* Smaller requests still fit. */
+	page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 9);
+	KT_ASSERT(page);
+	hold(page, 9);
+	release_all();
+	check_all_free(8192);
+}
+
+KTEST(small_machine_high_orders)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(small_machine_high_order, NULL));
+}
+
+#define MAX_STEPS 64
+
+static void growable(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M nr_cpus=2"), 0);
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);		/* one 8 MiB block */
+	KT_ASSERT_EQ(kt_vmstat("memory_hotplug_pages"), 0);
+
+	long seen[MAX_STEPS];
+	int steps = 0;
+	seen[steps++] = 2048;
+	struct page *page;
+	long n = 0;
+	while ((page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0)) != NULL) {
+		KT_ASSERT(nr_pages < MAX_PAGES);
+		hold(page, 0);
+		n++;
+		if (n == 1500)	/* on demand only: 8 MiB still suffice */
+			KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);
+		if (n % 256 == 0) {
+			long managed = kt_zoneinfo("managed");
+			if (managed != seen[steps - 1]) {
+				KT_ASSERT(steps < MAX_STEPS);
+				/* grows by whole memory blocks, never shrinks */
+				KT_ASSERT_EQ(managed - seen[steps - 1], 2048);
+				seen[steps++] = managed;
+			}
+		}
+	}
+	fprintf(stderr, "  growable: %ld pages allocated, %d managed sizes seen\n", n, steps);
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 16384);	/* stopped at kmem.max_mem */
+	KT_ASSERT_EQ(kt_zoneinfo("present"), 16384);
+	KT_ASSERT_EQ(kt_vmstat("memory_hotplug_pages"), 16384 - 2048);
+	KT_ASSERT(steps >= 4);
+	long min = kt_zoneinfo("min");
+	long high = kt_zoneinfo("high:");
+	KT_ASSERT_EQ(min, 256);		/* int_sqrt(65536 * 16) / 4: recomputed on growth */
+	KT_ASSERT(n <= 16384 && n >= 16384 - min - high);
+	KT_ASSERT(alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0) == NULL);
+	KT_ASSERT(alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER) == NULL);
+
+	release_all();
+	check_all_free(16384);
+	/* Growth is permanent: the memory stays online, free. */
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 16384);
+	page = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER);
+	KT_ASSERT(page);
+	__free_pages(page, MAX_PAGE_ORDER);
+}
+
+KTEST(growable_memory)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(growable, NULL));
+}
+
+/* A high-order request larger than a memory block grows memory enough for it. */
+static void growable_high_order(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=32M kmem.mem_block=4M"), 0);
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 1024);
+	struct page *page;
+	int n = 0;
+	while ((page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)) != NULL) {
+		hold(page, MAX_PAGE_ORDER);
+		n++;
+	}
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 8192);
+	KT_ASSERT_EQ(n, 7);
+	KT_ASSERT_EQ(kt_vmstat("memory_hotplug_pages"), 8192 - 1024);
+	release_all();
+	check_all_free(8192);
+}
+
+KTEST(growable_memory_high_orders)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(growable_high_order, NULL));
+}
+
+KTEST_MAIN((void)0)

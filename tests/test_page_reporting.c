@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Free page reporting: a free block of page_reporting_order (9: 2 MiB) or
+ * more is given back to the OS (MADV_DONTNEED) and flagged PG_reported;
+ * its memory then reads as zeroes, so __GFP_ZERO may skip the memset --
+ * but only while the memory is really untouched.  Reporting waits
+ * page_reporting.delay_ms (checked on a later free); most cases here boot
+ * with delay_ms=0 so that a free reports at once.
+ *
+ *  - touching then freeing 32 MiB of order-9 blocks: vmstat pgreported and
+ *    nr_free_reported grow, and RSS (/proc/self/statm) drops by ~32 MiB;
+ *  - __GFP_ZERO pages are zero when reused after reporting, and after being
+ *    dirtied (through the pcp lists, the buddy lists, and merges of dirty
+ *    and reported blocks);
+ *  - with a delay nothing is given back before it has passed (or a flush),
+ *    and the first free after it reports;
+ *  - page_reporting.enable=0 gives nothing back (forked child).
+ */
+#include <time.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <kmem.h>
+
+#include "page_alloc/mm.h"
+
+#include "lib/kt_util.h"
+#include "lib/mm_check.h"
+#include "ktest.h"
+
+#define MiB (1UL << 20)
+#define NR_BLOCKS 16		/* 16 order-9 blocks: 32 MiB */
+#define BLOCK_ORDER 9
+#define BLOCK_BYTES (PAGE_SIZE << BLOCK_ORDER)
+
+static bool all_zero(const void *p, size_t len)
+{
+	const uint64_t *w = p;
+
+	for (size_t i = 0; i < len / 8; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+static void check_all_free(void)
+{
+	struct mm_check_result r;
+	char want[256];
+
+	drain_local_pages();
+	KT_ASSERT_EQ(mm_check(&r), 0);
+	KT_ASSERT_EQ(r.free_pages, r.managed);
+	char *got = kt_read("/proc/buddyinfo", NULL);
+	mm_expected_buddyinfo_all_free(r.managed, want, sizeof(want));
+	KT_ASSERT_STREQ(got, want);
+	free(got);
+}
+
+static void gives_memory_back(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.delay_ms=0"), 0);
+	/* Fresh memory was never touched: free and reported from the start. */
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384);
+	KT_ASSERT_EQ(kt_zoneinfo("nr_free_reported"), 16384);
+	KT_ASSERT_EQ(kt_vmstat("pgreported"), 0);
+
+	struct page *blocks[NR_BLOCKS];
+	unsigned long rss0 = kt_rss_bytes();
+	for (int i = 0; i < NR_BLOCKS; i++) {
+		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE, BLOCK_ORDER);
+		KT_ASSERT(blocks[i]);
+		memset(page_address(blocks[i]), 0xa5, BLOCK_BYTES);
+	}
+	unsigned long rss1 = kt_rss_bytes();
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384 - NR_BLOCKS * 512);
+
+	for (int i = 0; i < NR_BLOCKS; i++)
+		__free_pages(blocks[i], BLOCK_ORDER);
+	unsigned long rss2 = kt_rss_bytes();
+	long reported = kt_vmstat("pgreported");
+
+	fprintf(stderr, "  RSS %lu -> %lu (touched) -> %lu KiB (freed); pgreported %ld\n",
+		rss0 >> 10, rss1 >> 10, rss2 >> 10, reported);
+	KT_ASSERT(rss1 >= rss0 + 28 * MiB);
+	KT_ASSERT(rss2 + 28 * MiB <= rss1);
+	KT_ASSERT(reported >= NR_BLOCKS * 512);
+	/* Every free page is reported again, and the lists agree. */
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_pages"), 16384);
+	check_all_free();
+
+	/* Reused after reporting: __GFP_ZERO gives zeroes, and so does the memory. */
+	for (int i = 0; i < NR_BLOCKS; i++) {
+		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, BLOCK_ORDER);
+		KT_ASSERT(blocks[i]);
+		KT_ASSERT(all_zero(page_address(blocks[i]), BLOCK_BYTES));
+		memset(page_address(blocks[i]), 0x5a, BLOCK_BYTES);
+	}
+	for (int i = 0; i < NR_BLOCKS; i++)
+		__free_pages(blocks[i], BLOCK_ORDER);
+	KT_ASSERT(kt_vmstat("pgreported") >= reported + NR_BLOCKS * 512);
+	check_all_free();
+}
+
+KTEST(freed_blocks_go_back_to_the_os)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(gives_memory_back, NULL));
+}
+
+/*
+ * __GFP_ZERO after dirtying, at every order: a page allocated without
+ * __GFP_ZERO from reported memory is dirtied and freed; whatever path it
+ * takes back (pcp list, buddy list, merge, report), the next __GFP_ZERO
+ * allocation that gets it must read zeroes.
+ */
+static void zero_after_dirty(bool reporting)
+{
+	const gfp_t mts[] = { 0, __GFP_MOVABLE, __GFP_RECLAIMABLE };
+
+	for (int round = 0; round < 3; round++) {
+		for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
+			gfp_t mt = mts[(o + (unsigned int)round) % 3];
+			struct page *page = alloc_pages(GFP_KERNEL | mt, o);
+			KT_ASSERT(page);
+			memset(page_address(page), 0xee, PAGE_SIZE << o);
+			__free_pages(page, o);
+			if (round == 1)
+				drain_local_pages();	/* through the buddy lists */
+			/* LIFO: the same block comes back first (pcp and buddy head). */
+			struct page *again = alloc_pages(GFP_KERNEL | mt | __GFP_ZERO, o);
+			KT_ASSERT(again);
+			if (!all_zero(page_address(again), PAGE_SIZE << o)) {
+				KT_FAIL("order-%u __GFP_ZERO block not zero (round %d, %s, %s)", o,
+					round, again == page ? "same block" : "other block",
+					reporting ? "reporting on" : "reporting off");
+				return;
+			}
+			__free_pages(again, o);
+		}
+	}
+	/* Many small dirty pages, then many small zeroed ones. */
+	static struct page *held[2048];
+	for (int i = 0; i < 2048; i++) {
+		held[i] = alloc_pages(GFP_KERNEL, (unsigned int)i % 4);
+		KT_ASSERT(held[i]);
+		memset(page_address(held[i]), 0x77, PAGE_SIZE << (i % 4));
+	}
+	for (int i = 0; i < 2048; i++)
+		__free_pages(held[i], (unsigned int)i % 4);
+	for (int i = 0; i < 2048; i++) {
+		held[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, (unsigned int)i % 4);
+		KT_ASSERT(held[i]);
+		KT_ASSERT(all_zero(page_address(held[i]), PAGE_SIZE << (i % 4)));
+	}
+	for (int i = 0; i < 2048; i++)
+		__free_pages(held[i], (unsigned int)i % 4);
+	check_all_free();
+}
+
+static void zero_reporting_on(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.delay_ms=0"), 0);
+	zero_after_dirty(true);
+}
+
+static void zero_reporting_off(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.enable=0"), 0);
+	zero_after_dirty(false);
+}
+
+KTEST(gfp_zero_after_dirtying)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(zero_reporting_on, NULL));
+	KT_ASSERT_CHILD_OK(kt_fork(zero_reporting_off, NULL));
+}
+
+/*
+ * A dirty page merging with reported buddies makes an unreported block:
+ * with reporting off (so nothing re-zeroes it behind our back), the merged
+ * MAX_PAGE_ORDER block must be zeroed by __GFP_ZERO.
+ */
+static void merge_dirty_into_reported(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=16M page_reporting.enable=0"), 0);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 4096);
+
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_MOVABLE, 0);
+	KT_ASSERT(page);
+	char *dirty = page_address(page);
+	memset(dirty, 0xff, PAGE_SIZE);
+	__free_pages(page, 0);
+	drain_local_pages();
+	check_all_free();
+	/* 4 MAX_PAGE_ORDER blocks, 3 reported and the merged one not. */
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 3072);
+
+	/* The merged block went to the list head: the first allocation gets it. */
+	struct page *block = alloc_pages(GFP_KERNEL | __GFP_MOVABLE | __GFP_ZERO, MAX_PAGE_ORDER);
+	KT_ASSERT(block);
+	char *a = page_address(block);
+	KT_ASSERT(dirty >= a && dirty < a + (PAGE_SIZE << MAX_PAGE_ORDER));
+	KT_ASSERT(all_zero(a, PAGE_SIZE << MAX_PAGE_ORDER));
+	__free_pages(block, MAX_PAGE_ORDER);
+	KT_ASSERT_EQ(kt_vmstat("pgreported"), 0);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 3072);
+	check_all_free();
+}
+
+KTEST(dirty_page_merged_with_reported_buddies)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(merge_dirty_into_reported, NULL));
+}
+
+/* Touch and free @n order-9 blocks. */
+static void churn_blocks(int n)
+{
+	struct page *blocks[NR_BLOCKS];
+
+	for (int i = 0; i < n; i++) {
+		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE, BLOCK_ORDER);
+		KT_ASSERT(blocks[i]);
+		memset(page_address(blocks[i]), 0x3c, BLOCK_BYTES);
+	}
+	for (int i = 0; i < n; i++)
+		__free_pages(blocks[i], BLOCK_ORDER);
+}
+
+/* A delay far longer than the test: nothing goes back until a flush. */
+static void long_delay(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.delay_ms=3600000"), 0);
+	unsigned long rss0 = kt_rss_bytes();
+	churn_blocks(NR_BLOCKS);
+	unsigned long rss1 = kt_rss_bytes();
+	KT_ASSERT_EQ(kt_vmstat("pgreported"), 0);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384 - NR_BLOCKS * 512);
+	KT_ASSERT(rss1 >= rss0 + 28 * MiB);
+	/* More frees while pending do not report either. */
+	struct page *page = alloc_pages(GFP_KERNEL, 6);
+	KT_ASSERT(page);
+	__free_pages(page, 6);
+	KT_ASSERT_EQ(kt_vmstat("pgreported"), 0);
+
+	page_reporting_flush();
+	unsigned long rss2 = kt_rss_bytes();
+	KT_ASSERT(kt_vmstat("pgreported") >= NR_BLOCKS * 512);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384);
+	KT_ASSERT(rss2 + 28 * MiB <= rss1);
+	check_all_free();
+}
+
+/* A short delay: once it has passed, the next free (of a buddy-list block) reports. */
+static void short_delay(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.delay_ms=20"), 0);
+	churn_blocks(4);
+	struct timespec ts = { 0, 60 * 1000000L };
+	while (nanosleep(&ts, &ts))
+		;
+	struct page *page = alloc_pages(GFP_KERNEL, 4);	/* order 4: not a pcp order */
+	KT_ASSERT(page);
+	__free_pages(page, 4);
+	KT_ASSERT(kt_vmstat("pgreported") >= 4 * 512);
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384);
+	check_all_free();
+}
+
+KTEST(reporting_waits_for_its_delay)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(long_delay, NULL));
+	KT_ASSERT_CHILD_OK(kt_fork(short_delay, NULL));
+}
+
+static void reporting_disabled(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.enable=0 page_reporting.delay_ms=0"), 0);
+	KT_ASSERT(!page_reporting_enabled);
+
+	struct page *blocks[NR_BLOCKS];
+	for (int i = 0; i < NR_BLOCKS; i++) {
+		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE, BLOCK_ORDER);
+		KT_ASSERT(blocks[i]);
+		memset(page_address(blocks[i]), 0xa5, BLOCK_BYTES);
+	}
+	unsigned long rss1 = kt_rss_bytes();
+	for (int i = 0; i < NR_BLOCKS; i++)
+		__free_pages(blocks[i], BLOCK_ORDER);
+	unsigned long rss2 = kt_rss_bytes();
+	fprintf(stderr, "  reporting off: RSS %lu -> %lu KiB after freeing 32 MiB\n",
+		rss1 >> 10, rss2 >> 10);
+	KT_ASSERT_EQ(kt_vmstat("pgreported"), 0);
+	/* Only the half never touched is still reported. */
+	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384 - NR_BLOCKS * 512);
+	KT_ASSERT(rss2 + 4 * MiB >= rss1);
+	/* The dirty blocks come back zeroed all the same. */
+	for (int i = 0; i < NR_BLOCKS; i++) {
+		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE | __GFP_ZERO, BLOCK_ORDER);
+		KT_ASSERT(blocks[i]);
+		KT_ASSERT(all_zero(page_address(blocks[i]), BLOCK_BYTES));
+	}
+	for (int i = 0; i < NR_BLOCKS; i++)
+		__free_pages(blocks[i], BLOCK_ORDER);
+	check_all_free();
+}
+
+KTEST(page_reporting_enable_0)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(reporting_disabled, NULL));
+}
+
+KTEST_MAIN((void)0)
