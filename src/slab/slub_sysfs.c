@@ -436,7 +436,11 @@ static int parse_path(const char *path, char *name, const char **attr)
 	return 0;
 }
 
-static int slab_sysfs_show(struct seq_buf *sb, const char *path)
+/*
+ * Resolve "<cache>/<attr>" under slab_mutex (the caller holds it): the cache
+ * and the attribute's index (>= NR_SLAB_ATTRS: a statistics file).
+ */
+static int resolve(const char *path, struct kmem_cache **sp, int *idx)
 {
 	char name[KMEM_CACHE_NAME_MAX];
 	const char *attr;
@@ -446,17 +450,29 @@ static int slab_sysfs_show(struct seq_buf *sb, const char *path)
 		return rc;
 	if (!name[0])
 		return -EISDIR;
+	*sp = find_cache(name);
+	if (!*sp)
+		return -ENOENT;
+	if (!attr)
+		return -EISDIR;
+	rc = find_attr(attr);
+	if (rc < 0)
+		return rc;
+	*idx = rc;
+	return 0;
+}
+
+static int slab_sysfs_show(struct seq_buf *sb, const char *path)
+{
+	struct kmem_cache *s;
+	int idx, rc;
+
 	kmem_lock(&slab_mutex);
-	struct kmem_cache *s = find_cache(name);
-	if (!s) {
-		rc = -ENOENT;
-	} else if (!attr) {
-		rc = -EISDIR;
-	} else if ((rc = find_attr(attr)) >= NR_SLAB_ATTRS) {
-		show_stat(sb, s, (enum stat_item)(rc - NR_SLAB_ATTRS));
-		rc = 0;
-	} else if (rc >= 0) {
-		const struct slab_attr *a = &slab_attrs[rc];
+	rc = resolve(path, &s, &idx);
+	if (!rc && idx >= NR_SLAB_ATTRS) {
+		show_stat(sb, s, (enum stat_item)(idx - NR_SLAB_ATTRS));
+	} else if (!rc) {
+		const struct slab_attr *a = &slab_attrs[idx];
 		rc = (a->mode & 0400) ? (a->show(sb, s), 0) : -EACCES;
 	}
 	kmem_unlock(&slab_mutex);
@@ -465,24 +481,15 @@ static int slab_sysfs_show(struct seq_buf *sb, const char *path)
 
 static int slab_sysfs_store(const char *path, const char *val)
 {
-	char name[KMEM_CACHE_NAME_MAX];
-	const char *attr;
-	int rc = parse_path(path, name, &attr);
+	struct kmem_cache *s;
+	int idx, rc;
 
-	if (rc)
-		return rc;
-	if (!name[0])
-		return -EISDIR;
 	kmem_lock(&slab_mutex);
-	struct kmem_cache *s = find_cache(name);
-	if (!s) {
-		rc = -ENOENT;
-	} else if (!attr) {
-		rc = -EISDIR;
-	} else if ((rc = find_attr(attr)) >= NR_SLAB_ATTRS) {
-		rc = store_stat(s, (enum stat_item)(rc - NR_SLAB_ATTRS), val);
-	} else if (rc >= 0) {
-		const struct slab_attr *a = &slab_attrs[rc];
+	rc = resolve(path, &s, &idx);
+	if (!rc && idx >= NR_SLAB_ATTRS) {
+		rc = store_stat(s, (enum stat_item)(idx - NR_SLAB_ATTRS), val);
+	} else if (!rc) {
+		const struct slab_attr *a = &slab_attrs[idx];
 		rc = (a->mode & 0200) && a->store ? a->store(s, val) : -EACCES;
 	}
 	kmem_unlock(&slab_mutex);
