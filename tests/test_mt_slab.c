@@ -19,8 +19,9 @@
  *      shrunk, nr_slab_* and NR_FREE_PAGES are what they were at the start.
  *
  * Statistics: for a fresh SLAB_NO_MERGE cache used by several threads,
- * alloc_fastpath + alloc_slowpath == allocations and free_fastpath +
- * free_slowpath == frees (SLUB counts both per object, bulk included;
+ * alloc_cpu_sheaf + alloc_fastpath + alloc_slowpath == allocations and
+ * free_cpu_sheaf + free_fastpath + free_slowpath == frees (SLUB counts each
+ * object once, bulk included; sheaf refills and flushes count separately;
  * read with slub_stat_sum(), and from /sys/kernel/slab/<cache>/<stat>
  * when that file exists).
  */
@@ -321,24 +322,36 @@ static void check_stats(struct kmem_cache *s, unsigned long allocs, unsigned lon
 {
 	if (!slab_test_is_slub())
 		return;
-	unsigned long af = stat_of(s, ALLOC_FASTPATH), as = stat_of(s, ALLOC_SLOWPATH);
-	unsigned long ff = stat_of(s, FREE_FASTPATH), fs = stat_of(s, FREE_SLOWPATH);
+	static const enum stat_item items[] = { ALLOC_PCS, ALLOC_FASTPATH, ALLOC_SLOWPATH,
+						FREE_PCS, FREE_FASTPATH, FREE_SLOWPATH };
+	static const char *const names[] = { "alloc_cpu_sheaf", "alloc_fastpath", "alloc_slowpath",
+					     "free_cpu_sheaf", "free_fastpath", "free_slowpath" };
+	unsigned long v[6];
 
-	if (af + as != allocs || ff + fs != frees)
-		KT_FAIL("%s: alloc_fastpath %lu + alloc_slowpath %lu (want %lu allocations), "
-			"free_fastpath %lu + free_slowpath %lu (want %lu frees)", kmem_cache_name(s),
-			af, as, allocs, ff, fs, frees);
-	static const char *const names[] = { "alloc_fastpath", "alloc_slowpath", "free_fastpath",
-					     "free_slowpath" };
-	unsigned long want[] = { af, as, ff, fs };
-	for (int i = 0; i < 4; i++) {
-		long v = sysfs_stat(s, names[i]);
-		if (v >= 0 && (unsigned long)v != want[i])
+	for (int i = 0; i < 6; i++)
+		v[i] = stat_of(s, items[i]);
+	if (v[0] + v[1] + v[2] != allocs || v[3] + v[4] + v[5] != frees)
+		KT_FAIL("%s: alloc_cpu_sheaf %lu + alloc_fastpath %lu + alloc_slowpath %lu "
+			"(want %lu allocations), free_cpu_sheaf %lu + free_fastpath %lu + "
+			"free_slowpath %lu (want %lu frees)", kmem_cache_name(s),
+			v[0], v[1], v[2], allocs, v[3], v[4], v[5], frees);
+	for (int i = 0; i < 6; i++) {
+		long r = sysfs_stat(s, names[i]);
+		if (r >= 0 && (unsigned long)r != v[i])
 			KT_FAIL("/sys/kernel/slab/%s/%s reads %ld, slub_stat_sum %lu",
-				kmem_cache_name(s), names[i], v, want[i]);
+				kmem_cache_name(s), names[i], r, v[i]);
 	}
-	/* Cross-thread traffic really happened: some frees took the slow path. */
-	KT_EXPECT(fs > 0 && af > 0 && as > 0);
+	/* Cross-thread traffic really happened: with sheaves whole sheaves moved
+	 * through the barn or back to slabs; without, some frees took the slow path. */
+	if (s->sheaf_capacity) {
+		unsigned long bp = stat_of(s, BARN_PUT), fl = stat_of(s, SHEAF_FLUSH);
+		unsigned long bg = stat_of(s, BARN_GET), rf = stat_of(s, SHEAF_REFILL);
+		if (!(v[3] > 0 && bp + fl > 0 && bg + rf + v[1] + v[2] > 0))
+			KT_FAIL("%s: sheaves unused? free_cpu_sheaf %lu barn_put %lu sheaf_flush %lu "
+				"barn_get %lu sheaf_refill %lu", kmem_cache_name(s), v[3], bp, fl, bg, rf);
+	}
+	else
+		KT_EXPECT(v[5] > 0 && v[1] > 0 && v[2] > 0);
 }
 
 KTEST(b_random_cross_thread_frees)
@@ -501,7 +514,8 @@ KTEST(c_owners_exit_before_their_objects_are_freed)
 	if (slab_test_is_slub()) {
 		struct slabinfo info;
 		slub_get_slabinfo(st.s, &info);
-		KT_EXPECT(info.cpu_slabs == 0 && info.active_objs == 0);
+		/* Only the barn (shared, not per-thread) may still hold objects. */
+		KT_EXPECT(info.cpu_slabs == 0 && info.active_objs == barn_objects(st.s));
 		KT_EXPECT(slub_validate(st.s) == 0);
 	}
 	/* (d) Every thread that touched the cache has exited: destroy finds nothing. */

@@ -255,7 +255,7 @@ KTEST(kernel_rows_on_live_caches)
 }
 
 KTEST_MAIN(
-	if (slab_test_boot("mem=256M nr_cpus=2")) return 1;
+	if (slab_test_boot("mem=256M nr_cpus=2 slub_sheaves=0")) return 1;
 	if (!slab_test_is_slub()) {
 		printf("layout oracle is SLUB's; back-end %s: skipped\n", slab_test_backend());
 		return 77;

@@ -289,7 +289,7 @@ KTEST(effective_ratio_read_back)
 }
 
 KTEST_MAIN(
-	if (slab_test_boot("mem=64M nr_cpus=2")) return 1;
+	if (slab_test_boot("mem=64M nr_cpus=2 slub_sheaves=0")) return 1;
 	if (!slab_test_is_slub()) {
 		printf("slab_thrash_ratio is a SLUB policy; back-end %s: skipped\n", slab_test_backend());
 		return 77;

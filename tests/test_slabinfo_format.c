@@ -440,4 +440,4 @@ KTEST(meminfo_tracks_slab_pages)
 	kmem_cache_destroy(r);
 }
 
-KTEST_MAIN(if (kmem_init("mem=64M nr_cpus=2")) { printf("kmem_init failed\n"); return 1; })
+KTEST_MAIN(if (kmem_init("mem=64M nr_cpus=2 slub_sheaves=0")) { printf("kmem_init failed\n"); return 1; })

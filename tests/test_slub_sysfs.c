@@ -594,4 +594,4 @@ KTEST(snprintf_semantics)
 	KT_EXPECT(n > 100 && strlen(small) == 3);
 }
 
-KTEST_MAIN(if (kmem_init("mem=64M nr_cpus=2")) { printf("kmem_init failed\n"); return 1; })
+KTEST_MAIN(if (kmem_init("mem=64M nr_cpus=2 slub_sheaves=0")) { printf("kmem_init failed\n"); return 1; })

@@ -35,6 +35,17 @@ enum stat_item {
 	CPU_PARTIAL_FREE, CPU_PARTIAL_NODE, CPU_PARTIAL_DRAIN,
 	THRASH_DETECTED,	/* a refill found the last cpu slab served < watermark */
 	THRASH_SKIP_PARTIAL,	/* a partial slab skipped: fewer free objects than watermark */
+	/* 6.18 sheaves (kernel names; theirs sit among the classic ones). */
+	ALLOC_PCS,		/* allocation from the thread's main sheaf */
+	FREE_PCS,		/* free into the thread's main sheaf */
+	SHEAF_FLUSH,		/* objects flushed from a sheaf back to slabs */
+	SHEAF_REFILL,		/* objects refilled into a sheaf from slabs */
+	SHEAF_ALLOC,		/* empty sheaf allocated */
+	SHEAF_FREE,		/* empty sheaf freed */
+	BARN_GET,		/* full sheaf taken from the barn */
+	BARN_GET_FAIL,		/* no full sheaf in the barn */
+	BARN_PUT,		/* full sheaf stored in the barn */
+	BARN_PUT_FAIL,		/* barn already held its maximum of full sheaves */
 	NR_SLUB_STAT_ITEMS
 };
 extern const char *const slub_stat_names[NR_SLUB_STAT_ITEMS];
@@ -46,6 +57,19 @@ struct kmem_cache_node {
 	atomic_long nr_slabs;
 	atomic_long total_objects;
 };
+
+/*
+ * The barn (6.18): a per-node depot of full and empty sheaves, so objects
+ * freed on one CPU (thread) reach another's allocations a sheaf at a time.
+ */
+struct slab_sheaf;
+struct node_barn {
+	kmem_lock_t lock;
+	struct slab_sheaf *full, *empty;	/* stacks, linked through sheaf->next */
+	unsigned int nr_full, nr_empty;
+};
+#define MAX_FULL_SHEAVES	10
+#define MAX_EMPTY_SHEAVES	10
 
 struct kmem_cache {
 	/* Read by every fast path: keep together. */
@@ -67,6 +91,7 @@ struct kmem_cache {
 	unsigned int cpu_partial;		/* objects (sysfs) */
 	unsigned int cpu_partial_slabs;		/* derived */
 	unsigned int min_free_watermark;	/* slab_thrash_ratio, in objects */
+	unsigned int sheaf_capacity;		/* objects per sheaf, 0: no sheaves */
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
 	bool dying;				/* destroyed; freed when no thread holds it */
@@ -75,6 +100,7 @@ struct kmem_cache {
 	struct list_head list;			/* slab_caches */
 
 	struct kmem_cache_node node;		/* one node */
+	struct node_barn barn;			/* its barn, when sheaf_capacity */
 	atomic_ulong dead_stat[NR_SLUB_STAT_ITEMS];	/* folded from exited threads */
 };
 

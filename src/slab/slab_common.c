@@ -312,8 +312,10 @@ void slab_fork_prepare(void)
 	struct kmem_cache *s;
 
 	kmem_lock(&slab_mutex);
-	list_for_each_entry(s, &slab_caches, list)
+	list_for_each_entry(s, &slab_caches, list) {
 		kmem_lock(&s->node.list_lock);
+		kmem_lock(&s->barn.lock);
+	}
 	slub_fork_prepare();
 	kmem_lock(&cache_pool.lock);
 	kmem_lock(&alias_pool.lock);
@@ -326,8 +328,10 @@ void slab_fork_parent(void)
 	kmem_unlock(&alias_pool.lock);
 	kmem_unlock(&cache_pool.lock);
 	slub_fork_parent();
-	list_for_each_entry(s, &slab_caches, list)
+	list_for_each_entry(s, &slab_caches, list) {
+		kmem_unlock(&s->barn.lock);
 		kmem_unlock(&s->node.list_lock);
+	}
 	kmem_unlock(&slab_mutex);
 }
 
@@ -338,7 +342,9 @@ void slab_fork_child(void)
 	kmem_lock_init(&alias_pool.lock);
 	kmem_lock_init(&cache_pool.lock);
 	slub_fork_child();
-	list_for_each_entry(s, &slab_caches, list)
+	list_for_each_entry(s, &slab_caches, list) {
+		kmem_lock_init(&s->barn.lock);
 		kmem_lock_init(&s->node.list_lock);
+	}
 	kmem_lock_init(&slab_mutex);
 }

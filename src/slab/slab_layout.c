@@ -267,6 +267,27 @@ unsigned int slub_default_cpu_partial(unsigned int size)
 	return 120;
 }
 
+unsigned int slub_sheaf_capacity(unsigned int size, slab_flags_t flags,
+				 unsigned int min_capacity)
+{
+	unsigned int cap;
+
+	if (!slub_has_cpu_partial(flags))
+		return 0;
+	if (size >= PAGE_SIZE)
+		cap = 4;
+	else if (size >= 1024)
+		cap = 12;
+	else if (size >= 256)
+		cap = 26;
+	else
+		cap = 60;
+	if (min_capacity > cap)
+		cap = min_capacity;
+	size_t bytes = SLAB_SHEAF_HDR + (size_t)cap * sizeof(void *);
+	return (unsigned int)((kmalloc_size_roundup(bytes) - SLAB_SHEAF_HDR) / sizeof(void *));
+}
+
 /*
  * The list is actually bounded in slabs (5.17+, commit b47291ef02b0): the
  * object target is converted assuming the listed slabs are half free, i.e.

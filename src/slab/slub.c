@@ -44,6 +44,9 @@ kmem_param("slab_max_order", slub_max_order, uint, "alias of slub_max_order (ker
 kmem_param("slub_min_objects", slub_min_objects, uint,
 	   "objects a slab should hold at least (default 4 * (fls(nr_cpus) + 1))");
 kmem_param("slab_min_objects", slub_min_objects, uint, "alias of slub_min_objects (kernel 6.x name)");
+static bool slub_sheaves = true;
+kmem_param("slub_sheaves", slub_sheaves, bool,
+	   "per-cpu sheaves for every cache, as in the newest kernels (0: 6.18, where caches opt in)");
 kmem_param("slab_freelist_hardened", slab_freelist_hardened, bool,
 	   "obfuscate free pointers (kernel CONFIG_SLAB_FREELIST_HARDENED)");
 
@@ -65,7 +68,8 @@ static struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s);
 static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
 	c->slab = slab;
-	if (slab) {
+	/* With sheaves every free goes to the sheaf (and its checks) first. */
+	if (slab && !s->sheaf_capacity) {
 		c->base = (uintptr_t)slab_address(slab) + s->red_left_pad;
 		c->span = (uintptr_t)ss_objects(slab_state(slab)) * s->size;
 	} else {
@@ -114,16 +118,6 @@ static struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
 	return &t->cpu[s->index];
 }
 
-/* Count into this thread's slot, or the cache's shared counters without one. */
-static void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum stat_item si,
-		   unsigned int n)
-{
-	if (c)
-		stat_add(c, si, n);
-	else
-		atomic_fetch_add_explicit(&s->dead_stat[si], n, memory_order_relaxed);
-}
-
 /* ---- slabs --------------------------------------------------------- */
 
 static inline unsigned int slab_free_objects(struct slab *slab)
@@ -133,8 +127,9 @@ static inline unsigned int slab_free_objects(struct slab *slab)
 	return ss_objects(st) - ss_inuse(st);
 }
 
-static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
-			     void **freelist)
+/* Pages for a new slab, with the kernel's order fallback; the slab is not set up yet. */
+static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
+				  unsigned int *objects)
 {
 	gfp_t alloc_gfp = (gfp & ~(__GFP_ZERO | GFP_MOVABLE_MASK)) | __GFP_COMP |
 			  ((s->flags & SLAB_RECLAIM_ACCOUNT) ? __GFP_RECLAIMABLE : 0);
@@ -153,13 +148,33 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_
 		if (!page)
 			return NULL;
 	}
-
 	struct slab *slab = page_slab(page);
-	unsigned int objects = oo_objects(oo);
+	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELAXED);
+	*objects = oo_objects(oo);
+	return slab;
+}
+
+/* Account @slab (state already set) and publish it as a slab. */
+static void publish_slab(struct kmem_cache *s, struct slab *slab, unsigned int objects)
+{
+	atomic_fetch_add_explicit(&s->node.nr_slabs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
+	account_slab(s, compound_order(slab_page(slab)), 1);
+	/* Publish PG_slab last: kfree() of a foreign pointer must not see a half-built slab. */
+	page_set_flag(slab_page(slab), PG_slab);
+}
+
+static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
+			     void **freelist)
+{
+	unsigned int objects;
+	struct slab *slab = allocate_slab(s, gfp, c, &objects);
+
+	if (!slab)
+		return NULL;
 	char *base = slab_address(slab);
 	void *prev = NULL;
 
-	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELAXED);
 	for (int i = (int)objects - 1; i >= 0; i--) {
 		void *obj = base + (size_t)i * s->size + s->red_left_pad;
 		if (s->ctor)
@@ -170,12 +185,43 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_
 	*freelist = prev;
 	atomic_store_explicit(&slab->state, ss_make(slab, NULL, objects, objects, true),
 			      memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->node.nr_slabs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
-	account_slab(s, oo_order(oo), 1);
-	/* Publish PG_slab last: kfree() of a foreign pointer must not see a half-built slab. */
-	page_set_flag(page, PG_slab);
+	publish_slab(s, slab, objects);
 	return slab;
+}
+
+/*
+ * Bulk allocation of whole slabs: a new slab handed out entirely is full at
+ * once, so it needs no freelist; its objects are listed by address.  This is
+ * what keeps a large bulk flat: no free pointer is written or chased.
+ * Returns how many objects were stored in @p (whole slabs, <= @n).
+ */
+static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					   gfp_t gfp, unsigned int n, void **p)
+{
+	unsigned int got = 0, objects;
+
+	while (n - got >= oo_objects(s->oo)) {
+		struct slab *slab = allocate_slab(s, gfp | __GFP_NOWARN, c, &objects);
+		if (!slab)
+			break;
+		char *obj = slab_address(slab) + s->red_left_pad;
+		for (unsigned int i = 0; i < objects; i++, obj += s->size) {
+			if (s->ctor)
+				s->ctor(obj);
+			p[got + i] = obj;
+		}
+		atomic_store_explicit(&slab->state, ss_make(slab, NULL, objects, objects, false),
+				      memory_order_relaxed);
+		publish_slab(s, slab, objects);
+		/* Counted as the kernel counts a new cpu slab: one slow path, then fast ones. */
+		stat_s(s, c, ALLOC_SLAB, 1);
+		stat_s(s, c, ALLOC_SLOWPATH, 1);
+		stat_s(s, c, ALLOC_FASTPATH, objects - 1);
+		got += objects;
+		if (n - got < objects)
+			break;
+	}
+	return got;
 }
 
 static void discard_slab(struct kmem_cache *s, struct slab *slab)
@@ -505,11 +551,17 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp)
 		obj = slab_alloc_unowned(s, gfp);
 		if (obj)
 			atomic_fetch_add_explicit(&s->dead_stat[ALLOC_SLOWPATH], 1, memory_order_relaxed);
+	} else if (c->count) {
+		/* Another path refilled main (a bulk free, a reentrant call). */
+		obj = c->objs[--c->count];
+		stat_inc(c, ALLOC_PCS);
 	} else if (likely(c->freelist)) {
 		/* The slot was just set up, or another path refilled it. */
 		obj = c->freelist;
 		c->freelist = get_freepointer(s, obj);
 		stat_inc(c, ALLOC_FASTPATH);
+	} else if (s->sheaf_capacity && (obj = sheaf_alloc_slow(s, c, gfp | __GFP_NOWARN))) {
+		/* Counted by the sheaf layer. */
 	} else {
 		obj = ___slab_alloc(s, gfp, c);
 		if (obj)
@@ -591,22 +643,12 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 	kmem_unlock(&n->list_lock);
 }
 
-/* Is @x the start of an object in @slab? (cheap, no division) */
-static inline bool slab_obj_valid(const struct kmem_cache *s, struct slab *slab, const void *x)
-{
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab) - s->red_left_pad;
-	uint64_t st = slab_state(slab);
-
-	return off < (uintptr_t)ss_objects(st) * s->size &&
-	       offset_is_multiple((uint32_t)off, s->div_magic);
-}
-
 void slab_report_bad_free(const char *func, const void *x, const char *why)
 {
 	kmem_warn("mm/slub.c:free", "%s(%p): %s\n", func, x, why);
 }
 
-static void report_double_free(struct kmem_cache *s, const void *x)
+void report_double_free(struct kmem_cache *s, const void *x)
 {
 	kmem_report("BUG %s (Not tainted): Object already free\n"
 		    "INFO: Object %p: double free detected, the free is ignored\n",
@@ -631,7 +673,8 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 		}
 	}
 	struct kmem_cache_cpu *c = this_cpu_slot(s);
-	if (!c && slub_this)
+	/* A thread that only frees (a consumer) gets sheaves too. */
+	if (!c && (slub_this || s->sheaf_capacity))
 		c = get_cpu_slot(s);
 
 	if (unlikely(!slab_obj_valid(s, slab, x))) {
@@ -640,6 +683,12 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 			    s->name, x);
 		return;
 	}
+	if (c && c->count && c->objs[c->count - 1] == x) {
+		report_double_free(s, x);
+		return;
+	}
+	if (c && s->sheaf_capacity && sheaf_free_slow(s, c, x))
+		return;
 	if (c && slab == c->slab) {
 		if (x == c->freelist) {
 			report_double_free(s, x);
@@ -661,6 +710,26 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 
 /* ---- bulk ---------------------------------------------------------- */
 
+unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
+				     unsigned int n, void **p)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		void *obj = c->freelist;
+
+		if (unlikely(!obj)) {
+			obj = ___slab_alloc(s, i ? gfp | __GFP_NOWARN : gfp, c);
+			if (unlikely(!obj))
+				break;
+		} else {
+			c->freelist = get_freepointer(s, obj);
+		}
+		p[i] = obj;
+	}
+	return i;
+}
+
 int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	if (unlikely(kmem_boot()))
@@ -678,9 +747,19 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 		return (int)size;
 	}
 	unsigned int fast = 0;
-	for (i = 0; i < size; i++) {
+	i = sheaf_alloc_bulk(s, c, size, p);
+	for (; i < size; i++) {
 		void *obj = c->freelist;
 
+		/* Whole new slabs when nothing partly used is waiting to be filled. */
+		if (unlikely(!obj) && size - i >= oo_objects(s->oo) && !c->partial &&
+		    !__atomic_load_n(&s->node.nr_partial, __ATOMIC_RELAXED)) {
+			unsigned int w = bulk_alloc_whole_slabs(s, c, gfp, (unsigned int)(size - i), p + i);
+			if (w) {
+				i += w - 1;
+				continue;
+			}
+		}
 		if (unlikely(!obj)) {
 			/* The refill's thrash accounting reads ALLOC_FASTPATH: bring it up to date. */
 			stat_add(c, ALLOC_FASTPATH, fast);
@@ -737,9 +816,81 @@ static struct slab *bulk_obj_slab(struct kmem_cache **sp, void *x)
  * compare-and-swap.  Entries taken are set to NULL, as in the kernel.
  * With s == NULL each object's own cache is used (objects must be slab ones).
  */
-void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
+/* Are @n objects at @p distinct slot starts of the slab at @base? (@objects <= 1024) */
+static bool distinct_slots(const struct kmem_cache *s, uintptr_t base, void **p, unsigned int n)
 {
-	struct kmem_cache_cpu *c = s ? this_cpu_slot(s) : NULL;
+	uint64_t seen[1024 / 64] = { 0 };
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t off = (uint32_t)((uintptr_t)p[i] - base);
+		if (!offset_is_multiple(off, s->div_magic))
+			return false;
+		/* off / size, exactly: off is a multiple below 2^32 (see div_magic). */
+		unsigned int idx = (unsigned int)(((unsigned __int128)off * s->div_magic) >> 64);
+		if (seen[idx / 64] & (1ULL << (idx % 64)))
+			return false;
+		seen[idx / 64] |= 1ULL << (idx % 64);
+	}
+	return true;
+}
+
+/* The last @inuse objects of an unfrozen slab are being freed: give it back whole. */
+static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab,
+			       unsigned int inuse)
+{
+	struct kmem_cache_node *n = &s->node;
+
+	kmem_lock(&n->list_lock);
+	uint64_t st = slab_state(slab);
+	/* Below min_partial the kernel keeps it: that needs a freelist, the normal path. */
+	if (ss_frozen(st) || ss_inuse(st) != inuse || n->nr_partial < s->min_partial) {
+		kmem_unlock(&n->list_lock);
+		return false;
+	}
+	if (ss_freelist(slab, st)) {
+		remove_partial(n, slab);
+		stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
+	}
+	kmem_unlock(&n->list_lock);
+	stat_s(s, c, FREE_SLAB, 1);
+	discard_slab(s, slab);
+	return true;
+}
+
+/*
+ * bulk_alloc_whole_slabs' twin: a run of entries that are all of a slab's
+ * allocated objects (distinct, checked) frees the slab whole, without
+ * writing a single free pointer.  Entries taken are set to NULL.
+ */
+static void bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size,
+				  void **p)
+{
+	for (size_t i = 0; i < size;) {
+		struct slab *slab = p[i] ? virt_to_slab(p[i]) : NULL;
+		if (!slab || slab->slab_cache != s) {
+			i++;
+			continue;
+		}
+		uintptr_t base = (uintptr_t)slab_address(slab) + s->red_left_pad;
+		uint64_t st = slab_state(slab);
+		uintptr_t span = (uintptr_t)ss_objects(st) * s->size;
+		size_t j = i + 1;
+		while (j < size && (uintptr_t)p[j] - base < span)
+			j++;
+		unsigned int inuse = ss_inuse(st);
+		if (j - i == inuse && inuse > 1 && !ss_frozen(st) && ss_objects(st) <= 1024 &&
+		    distinct_slots(s, base, p + i, inuse) && release_whole_slab(s, c, slab, inuse)) {
+			stat_s(s, c, FREE_SLOWPATH, inuse);
+			memset(p + i, 0, (j - i) * sizeof(void *));
+		}
+		i = j;
+	}
+}
+
+static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p,
+			    bool count)
+{
+	struct kmem_cache_cpu *const c0 = c;
 
 	/*
 	 * Objects of this thread's cpu slab (the common case: what a bulk
@@ -762,10 +913,13 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 			}
 		}
 		c->freelist = fl;
-		stat_add(c, FREE_FASTPATH, n);
+		if (count)
+			stat_add(c, FREE_FASTPATH, n);
 		if (n == size)
 			return;
 	}
+	if (s && count)
+		bulk_free_whole_slabs(s, c, size, p);
 
 	while (size) {
 		void *x = p[--size];
@@ -778,7 +932,9 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 
 		void *head = x, *tail = x;
 		unsigned int cnt = 1, lookahead = 3;
-		struct kmem_cache_cpu *c = slub_this ? get_cpu_slot(cache) : NULL;
+		/* A flush (!count) never sets up a slot: the cache may be going away. */
+		struct kmem_cache_cpu *c = !count || (cache == s && c0) ? c0 :
+					   slub_this ? get_cpu_slot(cache) : NULL;
 		void *cpu_head = (c && slab == c->slab) ? c->freelist : NULL;
 
 		if (unlikely(x == cpu_head)) {
@@ -810,18 +966,40 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 		if (c && slab == c->slab) {
 			set_freepointer(cache, tail, c->freelist);
 			c->freelist = head;
-			stat_add(c, FREE_FASTPATH, cnt);
+			if (count)
+				stat_add(c, FREE_FASTPATH, cnt);
 		} else {
-			stat_s(cache, c, FREE_SLOWPATH, cnt);
+			if (count)
+				stat_s(cache, c, FREE_SLOWPATH, cnt);
 			__slab_free(cache, slab, head, tail, cnt, c);
 		}
 	}
+}
+
+void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
+{
+	struct kmem_cache_cpu *c = s ? this_cpu_slot(s) : NULL;
+
+	if (!c && s && s->sheaf_capacity)
+		c = get_cpu_slot(s);
+	if (c && s->sheaf_capacity) {
+		size_t n = sheaf_free_bulk(s, c, size, p);
+		p += n;
+		size -= n;
+	}
+	free_bulk_slabs(s, c, size, p, true);
+}
+
+void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
+{
+	free_bulk_slabs(s, c, n, p, false);
 }
 
 /* ---- flushing, thread exit ----------------------------------------- */
 
 static void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
+	sheaf_flush_thread(s, c);
 	if (c->slab) {
 		struct slab *slab = c->slab;
 		void *freelist = c->freelist;
@@ -925,6 +1103,8 @@ int slub_cache_create(struct kmem_cache *s)
 	s->min_partial = slub_min_partial(l.size);
 	s->cpu_partial = slub_has_cpu_partial(s->flags) ? slub_default_cpu_partial(l.size) : 0;
 	s->cpu_partial_slabs = s->cpu_partial ? slub_cpu_partial_slabs(s->cpu_partial, l.objects) : 0;
+	s->sheaf_capacity = slub_sheaves ? slub_sheaf_capacity(l.size, s->flags, 0) : 0;
+	barn_init(&s->barn);
 	s->random = 0;
 	if (slab_freelist_hardened) {
 		/* A per-cache key; the low bit set so it is never 0. */
@@ -989,6 +1169,7 @@ static int shrink_node(struct kmem_cache *s, bool keep_min)
 int slub_shrink(struct kmem_cache *s)
 {
 	slub_flush_this_thread(s);
+	barn_shrink(s);
 	shrink_node(s, false);
 	return atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed) != 0;
 }
@@ -996,6 +1177,7 @@ int slub_shrink(struct kmem_cache *s)
 /* The last reference is gone: check for leaks and free what is left (kernel __kmem_cache_shutdown). */
 static void slub_cache_release(struct kmem_cache *s)
 {
+	barn_shrink(s);
 	shrink_node(s, false);
 	long slabs = atomic_load(&s->node.nr_slabs);
 	if (slabs) {
@@ -1040,6 +1222,8 @@ const char *const slub_stat_names[NR_SLUB_STAT_ITEMS] = {
 	"cmpxchg_double_cpu_fail", "cmpxchg_double_fail", "cpu_partial_alloc",
 	"cpu_partial_free", "cpu_partial_node", "cpu_partial_drain",
 	"thrash_detected", "thrash_skip_partial",
+	"alloc_cpu_sheaf", "free_cpu_sheaf", "sheaf_flush", "sheaf_refill", "sheaf_alloc",
+	"sheaf_free", "barn_get", "barn_get_fail", "barn_put", "barn_put_fail",
 };
 
 unsigned long slub_stat_sum(struct kmem_cache *s, enum stat_item si, unsigned long *per_thread,
@@ -1211,14 +1395,17 @@ int slub_init(void)
 void slub_fork_prepare(void)
 {
 	kmem_lock(&slub_threads_lock);
+	sheaf_fork_prepare();
 }
 
 void slub_fork_parent(void)
 {
+	sheaf_fork_parent();
 	kmem_unlock(&slub_threads_lock);
 }
 
 void slub_fork_child(void)
 {
+	sheaf_fork_child();
 	kmem_lock_init(&slub_threads_lock);
 }

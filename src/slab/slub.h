@@ -109,15 +109,43 @@ static inline void set_freepointer(const struct kmem_cache *s, void *object, voi
 	*(uintptr_t *)at = v;
 }
 
+/* ---- sheaves (6.18) ------------------------------------------------ */
+
+/*
+ * A sheaf is a magazine of free objects of one cache.  A thread allocates
+ * from and frees into its main sheaf whatever slab the object lives in, so a
+ * cross-thread free costs what a local one does; full and empty sheaves
+ * travel between threads through the cache's barn.  Sheaves are metadata,
+ * outside managed memory (see slub_sheaf.c).
+ */
+struct slab_sheaf {
+	struct slab_sheaf *next;	/* barn stack */
+	unsigned int size;		/* objects held (stale while installed as main) */
+	unsigned int capacity;
+	unsigned long __pad;
+	/* objects[-1]: never an object address, so the free fast path may
+	 * compare with the last pushed object without testing for an empty sheaf */
+	unsigned long guard;
+	void *objects[];
+};
+_Static_assert(sizeof(struct slab_sheaf) == SLAB_SHEAF_HDR, "sheaf header size");
+
 /* ---- per-thread state ---------------------------------------------- */
 
 struct kmem_cache_cpu {
+	/* The main sheaf, cached here so the fast paths need no other load;
+	 * cap is 0 without sheaves, and count 0 until a sheaf is installed. */
+	void **objs;
+	unsigned int count;
+	unsigned int cap;
 	void *freelist;			/* lockless freelist of the cpu slab */
 	uintptr_t base;			/* address of the cpu slab's first object */
 	uintptr_t span;			/* objects * size: a free x is ours if x - base < span */
 	struct slab *slab;		/* the cpu slab */
 	struct slab *partial;		/* this thread's partial slabs */
 	struct kmem_cache *cache;	/* NULL: slot not in use by this thread */
+	struct slab_sheaf *main;	/* objs/count/cap describe it */
+	struct slab_sheaf *spare;	/* empty or full, may be NULL */
 	unsigned int fast_mark;		/* ALLOC_FASTPATH when the cpu slab came */
 	unsigned char from_partial;	/* the cpu slab came from a partial list */
 	unsigned char thrash;		/* recent refills that served < watermark */
@@ -142,10 +170,42 @@ static inline void stat_add(struct kmem_cache_cpu *c, enum stat_item si, unsigne
 			 __ATOMIC_RELAXED);
 }
 
+/* Count into this thread's slot, or the cache's shared counters without one. */
+static inline void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum stat_item si,
+			  unsigned int n)
+{
+	if (c)
+		stat_add(c, si, n);
+	else
+		atomic_fetch_add_explicit(&s->dead_stat[si], n, memory_order_relaxed);
+}
+
 /* ---- slow paths (slub.c) ------------------------------------------- */
 
 void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp);
 void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x);
+
+/* Objects from slabs into @p, at most @n: what a sheaf refill or a bulk
+ * allocation does once the sheaves are empty.  Returns how many. */
+unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
+				     unsigned int n, void **p);
+/* Objects of @s (checked) back to their slabs: a sheaf flush, a bulk free. */
+void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
+
+void report_double_free(struct kmem_cache *s, const void *x);
+
+/* slub_sheaf.c: the slow paths of the sheaf layer. */
+void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp);
+bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
+size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
+size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
+void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c);
+void barn_init(struct node_barn *barn);
+void barn_shrink(struct kmem_cache *s);
+unsigned long barn_objects(struct kmem_cache *s);
+void sheaf_fork_prepare(void);
+void sheaf_fork_parent(void);
+void sheaf_fork_child(void);
 int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
 void slub_free_bulk(struct kmem_cache *s, size_t size, void **p);
 int slub_cache_create(struct kmem_cache *s);
@@ -187,30 +247,50 @@ static inline struct slab *virt_to_slab(const void *x)
 	return page_slab(head);
 }
 
+/* Is @x the start of an object in @slab? (cheap, no division) */
+static inline bool slab_obj_valid(const struct kmem_cache *s, struct slab *slab, const void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab) - s->red_left_pad;
+	uint64_t st = slab_state(slab);
+
+	return off < (uintptr_t)ss_objects(st) * s->size &&
+	       offset_is_multiple((uint32_t)off, s->div_magic);
+}
+
 static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	struct slub_thread *t = slub_this;
 
 	if (likely(t)) {
 		struct kmem_cache_cpu *c = &t->cpu[s->index];
-		void *object = c->freelist;
+		unsigned int n = c->count;
+		void *object;
 
-		if (likely(object)) {
+		if (likely(n)) {
+			object = c->objs[n - 1];
+			c->count = n - 1;
+			stat_inc(c, ALLOC_PCS);
+		} else if (likely(object = c->freelist)) {
 			c->freelist = get_freepointer(s, object);
 			stat_inc(c, ALLOC_FASTPATH);
-			if (unlikely(gfp & __GFP_ZERO))
-				memset(object, 0, s->object_size);
-			return object;
+		} else {
+			return __slub_alloc_slow(s, gfp);
 		}
+		if (unlikely(gfp & __GFP_ZERO))
+			memset(object, 0, s->object_size);
+		return object;
 	}
 	return __slub_alloc_slow(s, gfp);
 }
 
 /*
  * @slab is virt_to_slab(x) when the caller knows it (kfree), or NULL
- * (kmem_cache_free): a free into this thread's cpu slab needs no struct
- * page at all, just the slot's object range.  That range check also proves
- * @x belongs to @s; everything else goes to the slow path's full checks.
+ * (kmem_cache_free).  With sheaves any object of @s goes into the main
+ * sheaf; without, a free into this thread's cpu slab needs no struct page,
+ * just the slot's object range.  The checks keep bad frees from corrupting
+ * anything: a foreign pointer, another cache's object, a pointer into the
+ * middle of a slot, the same object twice in a row.  Everything else goes
+ * to the slow path's full checks and reports.
  */
 static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,
 							    struct slab *slab, void *x)
@@ -219,16 +299,29 @@ static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s
 
 	if (likely(t)) {
 		struct kmem_cache_cpu *c = &t->cpu[s->index];
-		uintptr_t off = (uintptr_t)x - c->base;
+		unsigned int n = c->count;
 
-		/* Cheap checks that keep bad frees from corrupting the freelist:
-		 * a pointer into the middle of a slot, the same object twice. */
-		if (likely(off < c->span) && likely(offset_is_multiple((uint32_t)off, s->div_magic)) &&
-		    likely(x != c->freelist)) {
-			set_freepointer(s, x, c->freelist);
-			c->freelist = x;
-			stat_inc(c, FREE_FASTPATH);
-			return;
+		if (likely(n < c->cap)) {
+			if (!slab)
+				slab = virt_to_slab(x);
+			if (likely(slab) && likely(slab->slab_cache == s) &&
+			    likely(slab_obj_valid(s, slab, x)) && likely(c->objs[(int)n - 1] != x)) {
+				c->objs[n] = x;
+				c->count = n + 1;
+				stat_inc(c, FREE_PCS);
+				return;
+			}
+		} else {
+			uintptr_t off = (uintptr_t)x - c->base;
+
+			if (likely(off < c->span) &&
+			    likely(offset_is_multiple((uint32_t)off, s->div_magic)) &&
+			    likely(x != c->freelist)) {
+				set_freepointer(s, x, c->freelist);
+				c->freelist = x;
+				stat_inc(c, FREE_FASTPATH);
+				return;
+			}
 		}
 	}
 	__slub_free_slow(s, slab, x);

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SLUB's per-cpu sheaves and the barn (Linux 6.18, mm/slub.c; reference
+ * kernel-mm.md §1.10).  Per thread in this version, like the cpu slabs.
+ *
+ * A thread's main sheaf serves its allocations and takes its frees, from
+ * any slab: the inline fast paths in slub.h push and pop it.  This file is
+ * what happens when main runs empty or full:
+ *
+ *   empty: swap with a full spare; else trade it at the barn for a full
+ *          sheaf (BARN_GET); else refill it from slabs (SHEAF_REFILL).
+ *   full:  swap with an empty spare (or take an empty one as the new main,
+ *          keeping the full one as spare); else leave it in the barn for
+ *          an empty one (BARN_PUT); if the barn already holds
+ *          MAX_FULL_SHEAVES, flush its objects back to their slabs
+ *          (BARN_PUT_FAIL, SHEAF_FLUSH).
+ *
+ * So objects freed by one thread reach another's allocations a whole sheaf
+ * at a time, under one short lock, and the slabs are touched in batches.
+ * That is what makes a cross-thread free as cheap as a local one (it used to
+ * be a compare-and-swap on the object's slab each time).
+ *
+ * Sheaves are allocator metadata: they come from metapools outside managed
+ * memory (the kernel kmallocs them), so a sheaf never needs a sheaf.
+ */
+#include "core/cmdline.h"
+#include "page_alloc/metapool.h"
+#include "slab/slub.h"
+
+/* One pool per sheaf size; capacities are chosen so sizes are kmalloc buckets. */
+static struct metapool sheaf_pools[] = {
+	METAPOOL_INIT(64), METAPOOL_INIT(128), METAPOOL_INIT(256), METAPOOL_INIT(512),
+	METAPOOL_INIT(1024), METAPOOL_INIT(2048), METAPOOL_INIT(4096),
+};
+#define NR_SHEAF_POOLS	(int)(sizeof(sheaf_pools) / sizeof(sheaf_pools[0]))
+
+static struct metapool *sheaf_pool(unsigned int capacity)
+{
+	size_t bytes = SLAB_SHEAF_HDR + (size_t)capacity * sizeof(void *);
+
+	for (int i = 0; i < NR_SHEAF_POOLS; i++)
+		if (bytes <= sheaf_pools[i].size)
+			return &sheaf_pools[i];
+	return NULL;
+}
+
+static struct slab_sheaf *alloc_empty_sheaf(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct metapool *mp = sheaf_pool(s->sheaf_capacity);
+	struct slab_sheaf *sheaf = mp ? metapool_alloc(mp) : NULL;
+
+	if (!sheaf)
+		return NULL;
+	sheaf->next = NULL;
+	sheaf->size = 0;
+	sheaf->capacity = s->sheaf_capacity;
+	sheaf->guard = 0;
+	stat_s(s, c, SHEAF_ALLOC, 1);
+	return sheaf;
+}
+
+static void free_empty_sheaf(struct kmem_cache *s, struct kmem_cache_cpu *c,
+			     struct slab_sheaf *sheaf)
+{
+	metapool_free(sheaf_pool(sheaf->capacity), sheaf);
+	stat_s(s, c, SHEAF_FREE, 1);
+}
+
+/* Give a sheaf's objects back to their slabs; the sheaf is left empty. */
+static void sheaf_flush(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab_sheaf *sheaf)
+{
+	if (!sheaf->size)
+		return;
+	stat_s(s, c, SHEAF_FLUSH, sheaf->size);
+	__slub_free_to_slabs(s, c, sheaf->size, sheaf->objects);
+	sheaf->size = 0;
+}
+
+/* ---- the thread's sheaves ------------------------------------------ */
+
+static void set_main(struct kmem_cache_cpu *c, struct slab_sheaf *sheaf)
+{
+	c->main = sheaf;
+	c->objs = sheaf->objects;
+	c->count = sheaf->size;
+	c->cap = sheaf->capacity;
+}
+
+/* Write the cached count back: the sheaf is about to leave main. */
+static struct slab_sheaf *take_main(struct kmem_cache_cpu *c)
+{
+	struct slab_sheaf *sheaf = c->main;
+
+	sheaf->size = c->count;
+	return sheaf;
+}
+
+static void swap_main_spare(struct kmem_cache_cpu *c)
+{
+	struct slab_sheaf *old = take_main(c);
+
+	set_main(c, c->spare);
+	c->spare = old;
+}
+
+/* Sheaves come on the first slow path of a thread that uses the cache. */
+static bool sheaf_install(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	if (c->main)
+		return true;
+	if (!s->sheaf_capacity)
+		return false;
+	struct slab_sheaf *sheaf = alloc_empty_sheaf(s, c);
+	if (!sheaf)
+		return false;
+	set_main(c, sheaf);
+	return true;
+}
+
+/* ---- the barn ------------------------------------------------------ */
+
+void barn_init(struct node_barn *barn)
+{
+	kmem_lock_init(&barn->lock);
+	barn->full = barn->empty = NULL;
+	barn->nr_full = barn->nr_empty = 0;
+}
+
+/* Trade @empty (may be NULL) for a full sheaf; NULL if the barn has none. */
+static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					     struct slab_sheaf *empty)
+{
+	struct node_barn *barn = &s->barn;
+	struct slab_sheaf *full = NULL;
+
+	/* Unlocked peek: a stale answer only costs a refill or a lock. */
+	if (!__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED)) {
+		stat_inc(c, BARN_GET_FAIL);
+		return NULL;
+	}
+	kmem_lock(&barn->lock);
+	if (barn->full) {
+		full = barn->full;
+		barn->full = full->next;
+		__atomic_store_n(&barn->nr_full, barn->nr_full - 1, __ATOMIC_RELAXED);
+		if (empty && barn->nr_empty < MAX_EMPTY_SHEAVES) {
+			empty->next = barn->empty;
+			barn->empty = empty;
+			__atomic_store_n(&barn->nr_empty, barn->nr_empty + 1, __ATOMIC_RELAXED);
+			empty = NULL;
+		}
+	}
+	kmem_unlock(&barn->lock);
+	if (!full) {
+		stat_inc(c, BARN_GET_FAIL);
+		return NULL;
+	}
+	if (empty)
+		free_empty_sheaf(s, c, empty);
+	stat_inc(c, BARN_GET);
+	return full;
+}
+
+/*
+ * Leave @full in the barn and get an empty sheaf back (from the barn, or a
+ * new one).  NULL if the barn is at MAX_FULL_SHEAVES: @full stays the caller's.
+ */
+static struct slab_sheaf *barn_replace_full(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					    struct slab_sheaf *full)
+{
+	struct node_barn *barn = &s->barn;
+	struct slab_sheaf *empty = NULL;
+	bool stored = false;
+
+	kmem_lock(&barn->lock);
+	if (barn->nr_full < MAX_FULL_SHEAVES) {
+		full->next = barn->full;
+		barn->full = full;
+		__atomic_store_n(&barn->nr_full, barn->nr_full + 1, __ATOMIC_RELAXED);
+		stored = true;
+		if (barn->empty) {
+			empty = barn->empty;
+			barn->empty = empty->next;
+			__atomic_store_n(&barn->nr_empty, barn->nr_empty - 1, __ATOMIC_RELAXED);
+		}
+	}
+	kmem_unlock(&barn->lock);
+	if (!stored) {
+		stat_inc(c, BARN_PUT_FAIL);
+		return NULL;
+	}
+	stat_inc(c, BARN_PUT);
+	if (!empty && !(empty = alloc_empty_sheaf(s, c))) {
+		/* No memory for metadata: take the full sheaf back and flush it. */
+		kmem_lock(&barn->lock);
+		if (barn->full == full) {
+			barn->full = full->next;
+			__atomic_store_n(&barn->nr_full, barn->nr_full - 1, __ATOMIC_RELAXED);
+			kmem_unlock(&barn->lock);
+			return NULL;
+		}
+		kmem_unlock(&barn->lock);
+		/* Someone took it already: any full sheaf in the barn will do. */
+		full = barn_replace_empty(s, c, NULL);
+		if (full)
+			sheaf_flush(s, c, full);
+		return full;
+	}
+	return empty;
+}
+
+/* Flush every sheaf in the barn to slabs and free them (shrink, destroy). */
+void barn_shrink(struct kmem_cache *s)
+{
+	struct node_barn *barn = &s->barn;
+	struct slab_sheaf *full, *empty;
+
+	if (!s->sheaf_capacity)
+		return;
+	kmem_lock(&barn->lock);
+	full = barn->full;
+	empty = barn->empty;
+	barn->full = barn->empty = NULL;
+	__atomic_store_n(&barn->nr_full, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&barn->nr_empty, 0, __ATOMIC_RELAXED);
+	kmem_unlock(&barn->lock);
+	while (full) {
+		struct slab_sheaf *next = full->next;
+		sheaf_flush(s, NULL, full);
+		free_empty_sheaf(s, NULL, full);
+		full = next;
+	}
+	while (empty) {
+		struct slab_sheaf *next = empty->next;
+		free_empty_sheaf(s, NULL, empty);
+		empty = next;
+	}
+}
+
+unsigned long barn_objects(struct kmem_cache *s)
+{
+	unsigned long n;
+
+	kmem_lock(&s->barn.lock);
+	n = (unsigned long)s->barn.nr_full * s->sheaf_capacity;
+	kmem_unlock(&s->barn.lock);
+	return n;
+}
+
+/* ---- slow paths ---------------------------------------------------- */
+
+/*
+ * Main is empty (and so is the cpu slab's freelist).  Returns an object
+ * from a sheaf, or NULL when the cache has no sheaves here or the slabs
+ * are out of memory: the caller then takes the slab path.
+ */
+void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp)
+{
+	if (!sheaf_install(s, c))
+		return NULL;
+	if (!c->count) {
+		struct slab_sheaf *full;
+
+		if (c->spare && c->spare->size) {
+			swap_main_spare(c);
+		} else if ((full = barn_replace_empty(s, c, c->spare ? take_main(c) : NULL))) {
+			/* Without a spare, keep the empty main as one. */
+			if (!c->spare)
+				c->spare = take_main(c);
+			set_main(c, full);
+		} else {
+			unsigned int n = __slub_alloc_from_slabs(s, c, gfp, c->cap, c->objs);
+			if (!n)
+				return NULL;
+			c->count = n;
+			stat_add(c, SHEAF_REFILL, n);
+		}
+	}
+	stat_inc(c, ALLOC_PCS);
+	return c->objs[--c->count];
+}
+
+/*
+ * Main is full (or not there yet).  Pushes @x and returns true, or false
+ * when the cache has no sheaves here: the caller frees to the slab.
+ */
+bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
+{
+	if (!sheaf_install(s, c))
+		return false;
+	if (c->count == c->cap) {
+		struct slab_sheaf *empty;
+
+		if (c->spare && !c->spare->size) {
+			swap_main_spare(c);
+		} else if (!c->spare) {
+			/* Keep the full one as the spare: the next allocations may want it. */
+			if (!(empty = alloc_empty_sheaf(s, c))) {
+				sheaf_flush(s, c, take_main(c));
+				set_main(c, c->main);
+			} else {
+				c->spare = take_main(c);
+				set_main(c, empty);
+			}
+		} else if ((empty = barn_replace_full(s, c, take_main(c)))) {
+			set_main(c, empty);
+		} else {
+			sheaf_flush(s, c, take_main(c));
+			set_main(c, c->main);
+		}
+	}
+	c->objs[c->count++] = x;
+	stat_inc(c, FREE_PCS);
+	return true;
+}
+
+/* Bulk allocation: what main holds first.  Returns how many were taken. */
+size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
+{
+	size_t take = c->count < n ? c->count : n;
+
+	(void)s;
+	if (!take)
+		return 0;
+	c->count -= (unsigned int)take;
+	memcpy(p, c->objs + c->count, take * sizeof(void *));
+	stat_add(c, ALLOC_PCS, (unsigned int)take);
+	return take;
+}
+
+/*
+ * Bulk free: as many as fit in main (checked like single frees).  Returns
+ * how many were taken from the front of @p; the rest go to slabs.
+ */
+size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
+{
+	size_t i;
+
+	if (!sheaf_install(s, c))
+		return 0;
+	unsigned int pushed = 0;
+
+	for (i = 0; i < n && c->count < c->cap; i++) {
+		void *x = p[i];
+		struct slab *slab = virt_to_slab(x);
+		if (unlikely(!slab) || unlikely(slab->slab_cache != s) ||
+		    unlikely(!slab_obj_valid(s, slab, x)))
+			break;	/* the slab path reports it */
+		if (unlikely(c->objs[(int)c->count - 1] == x)) {
+			report_double_free(s, x);
+			continue;
+		}
+		c->objs[c->count++] = x;
+		pushed++;
+	}
+	stat_add(c, FREE_PCS, pushed);
+	return i;
+}
+
+/* Empty the thread's sheaves into slabs and drop them (flush, thread exit). */
+void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct slab_sheaf *main = c->main, *spare = c->spare;
+
+	if (!main)
+		return;
+	take_main(c);
+	c->main = c->spare = NULL;
+	c->objs = NULL;
+	c->count = c->cap = 0;
+	sheaf_flush(s, c, main);
+	free_empty_sheaf(s, c, main);
+	if (spare) {
+		sheaf_flush(s, c, spare);
+		free_empty_sheaf(s, c, spare);
+	}
+}
+
+void sheaf_fork_prepare(void)
+{
+	for (int i = 0; i < NR_SHEAF_POOLS; i++)
+		kmem_lock(&sheaf_pools[i].lock);
+}
+
+void sheaf_fork_parent(void)
+{
+	for (int i = NR_SHEAF_POOLS - 1; i >= 0; i--)
+		kmem_unlock(&sheaf_pools[i].lock);
+}
+
+void sheaf_fork_child(void)
+{
+	for (int i = 0; i < NR_SHEAF_POOLS; i++)
+		kmem_lock_init(&sheaf_pools[i].lock);
+}
