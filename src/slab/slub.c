@@ -151,6 +151,9 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_c
 	struct slab *slab = page_slab(page);
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELAXED);
 	*objects = oo_objects(oo);
+	__atomic_store_n(&slab->obj_base, (uintptr_t)slab_address(slab) + s->red_left_pad,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&slab->obj_span, *objects * s->size, __ATOMIC_RELAXED);
 	return slab;
 }
 
@@ -887,8 +890,7 @@ static void bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c
 	}
 }
 
-static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p,
-			    bool count)
+static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p)
 {
 	struct kmem_cache_cpu *const c0 = c;
 
@@ -913,12 +915,11 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 			}
 		}
 		c->freelist = fl;
-		if (count)
-			stat_add(c, FREE_FASTPATH, n);
+		stat_add(c, FREE_FASTPATH, n);
 		if (n == size)
 			return;
 	}
-	if (s && count)
+	if (s)
 		bulk_free_whole_slabs(s, c, size, p);
 
 	while (size) {
@@ -932,9 +933,7 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 
 		void *head = x, *tail = x;
 		unsigned int cnt = 1, lookahead = 3;
-		/* A flush (!count) never sets up a slot: the cache may be going away. */
-		struct kmem_cache_cpu *c = !count || (cache == s && c0) ? c0 :
-					   slub_this ? get_cpu_slot(cache) : NULL;
+		struct kmem_cache_cpu *c = cache == s && c0 ? c0 : slub_this ? get_cpu_slot(cache) : NULL;
 		void *cpu_head = (c && slab == c->slab) ? c->freelist : NULL;
 
 		if (unlikely(x == cpu_head)) {
@@ -966,11 +965,9 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 		if (c && slab == c->slab) {
 			set_freepointer(cache, tail, c->freelist);
 			c->freelist = head;
-			if (count)
-				stat_add(c, FREE_FASTPATH, cnt);
+			stat_add(c, FREE_FASTPATH, cnt);
 		} else {
-			if (count)
-				stat_s(cache, c, FREE_SLOWPATH, cnt);
+			stat_s(cache, c, FREE_SLOWPATH, cnt);
 			__slab_free(cache, slab, head, tail, cnt, c);
 		}
 	}
@@ -987,12 +984,45 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 		p += n;
 		size -= n;
 	}
-	free_bulk_slabs(s, c, size, p, true);
+	free_bulk_slabs(s, c, size, p);
 }
 
+/*
+ * A sheaf's objects back to their slabs (kernel sheaf_flush_main).
+ * Neighbours in the sheaf that share a slab (objects freed in the order
+ * they were allocated, a producer/consumer hand-off) are chained and freed
+ * with a single compare-and-swap; random ones cost one each.  Sorting the
+ * sheaf first would find more runs but costs more than it saves when the
+ * objects are random (measured: +60 instructions per object in frag).  The
+ * objects were checked when they entered the sheaf.
+ */
 void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
 {
-	free_bulk_slabs(s, c, n, p, false);
+	for (size_t i = 0; i < n;) {
+		void *x = p[i];
+		struct slab *slab = virt_to_slab(x);
+		uintptr_t base = slab->obj_base, span = slab->obj_span;
+		void *head = x;
+		unsigned int cnt = 1;
+		size_t j = i + 1;
+
+		for (; j < n && (uintptr_t)p[j] - base < span; j++) {
+			if (unlikely(p[j] == p[j - 1])) {
+				report_double_free(s, p[j]);
+				continue;
+			}
+			set_freepointer(s, p[j], head);
+			head = p[j];
+			cnt++;
+		}
+		if (c && slab == c->slab) {
+			set_freepointer(s, x, c->freelist);
+			c->freelist = head;
+		} else {
+			__slab_free(s, slab, head, x, cnt, c);
+		}
+		i = j;
+	}
 }
 
 /* ---- flushing, thread exit ----------------------------------------- */

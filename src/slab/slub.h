@@ -36,7 +36,10 @@ struct slab {
 		};
 	};
 	_Atomic uint64_t state;
-	unsigned long __unused[2];
+	/* Fixed while it is a slab: the free fast path's object check needs no state. */
+	uintptr_t obj_base;		/* address of object 0 */
+	unsigned int obj_span;		/* objects * size */
+	unsigned int __unused;
 };
 
 _Static_assert(sizeof(struct slab) <= offsetof(struct page, _refcount),
@@ -250,10 +253,9 @@ static inline struct slab *virt_to_slab(const void *x)
 /* Is @x the start of an object in @slab? (cheap, no division) */
 static inline bool slab_obj_valid(const struct kmem_cache *s, struct slab *slab, const void *x)
 {
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab) - s->red_left_pad;
-	uint64_t st = slab_state(slab);
+	uintptr_t off = (uintptr_t)x - __atomic_load_n(&slab->obj_base, __ATOMIC_RELAXED);
 
-	return off < (uintptr_t)ss_objects(st) * s->size &&
+	return off < __atomic_load_n(&slab->obj_span, __ATOMIC_RELAXED) &&
 	       offset_is_multiple((uint32_t)off, s->div_magic);
 }
 
