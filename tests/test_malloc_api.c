@@ -352,9 +352,11 @@ KTEST(realloc_grow_keeps_contents)
 
 KTEST(realloc_in_place)
 {
-	/* { first size, second size }: the second fits the first block. */
+	/* { first size, second size }: the second fits the first block; USABLE
+	 * grows to the first block's usable size, whatever the size classes are. */
+	enum { USABLE = 0 };
 	static const size_t cases[][2] = {
-		{ 1000, 900 }, { 1000, 1024 }, { 100, 128 }, { 100, 90 }, { 5000, 8000 },
+		{ 1000, 900 }, { 1000, USABLE }, { 100, USABLE }, { 100, 90 }, { 5000, USABLE },
 		{ 5000, 4500 }, { 1 * MiB, 1 * MiB - 100 }, { 1 * MiB - 100, 1 * MiB },
 		{ 3 * MiB, 3 * MiB + 4096 }, { 16 * MiB, 15 * MiB }, { 5 * MiB + 1, 5 * MiB + 4000 },
 		{ 9 * MiB, 9 * MiB - 1 },
@@ -364,6 +366,10 @@ KTEST(realloc_in_place)
 		size_t a = cases[i][0], b = cases[i][1];
 		unsigned char *p = k_malloc(a);
 		KT_ASSERT(p != NULL);
+		if (b == USABLE) {
+			b = k_usable(p);
+			KT_ASSERT(b > a);	/* a real growth: a is not a class size */
+		}
 		fill(p, a, 9);
 		unsigned char *q = k_realloc(p, b);
 		KT_ASSERT(q != NULL);
@@ -596,6 +602,35 @@ KTEST(usable_size)
 		k_free(b);
 		n = n < 4096 ? n + 1 : n < 20000 ? n + 61 : n * 9 / 8;
 	}
+}
+
+KTEST(size_classes)
+{
+	/*
+	 * Four classes per doubling from 128 B, every 16 B below (size_class.h):
+	 * the usable size is the class.  Classes that are kmalloc buckets come
+	 * from kmalloc-<n>; the others from malloc-<n>, listed in /proc/slabinfo.
+	 */
+	static const size_t cases[][2] = {
+		{ 1, 16 }, { 17, 32 }, { 33, 48 }, { 100, 112 }, { 129, 160 }, { 200, 224 },
+		{ 300, 320 }, { 500, 512 }, { 513, 640 }, { 1000, 1024 }, { 1100, 1280 },
+		{ 1537, 1792 }, { 2100, 2560 }, { 5000, 5120 }, { 7000, 7168 }, { 8192, 8192 },
+	};
+	static char buf[256 * 1024];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		void *p = k_malloc(cases[i][0]);
+		KT_ASSERT(p != NULL);
+		if (k_usable(p) != cases[i][1])
+			KT_FAIL("malloc(%zu): usable size %zu, want the class %zu", cases[i][0],
+				k_usable(p), cases[i][1]);
+		KT_EXPECT(aligned(p, 16));
+		k_free(p);
+	}
+	KT_ASSERT(so_kmem_read("/proc/slabinfo", buf, sizeof(buf)) > 0);
+	KT_EXPECT(strstr(buf, "\nmalloc-320 ") != NULL);
+	KT_EXPECT(strstr(buf, "\nmalloc-7168 ") != NULL);
+	KT_EXPECT(strstr(buf, "\nmalloc-512 ") == NULL);	/* that one is kmalloc-512 */
 }
 
 /* ---- huge and impossible sizes ------------------------------------- */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The malloc front-end: the C library's allocation functions on top of
- * kmalloc (<= 8 KiB, on the back-end slab= chose), the page allocator
+ * the slab layer (<= 8 KiB: kmalloc's caches and, between its buckets,
+ * malloc's own size classes; see size_class.h), the page allocator
  * (<= 4 MiB) and plain mappings beyond.  Built into libkmem-malloc.so for
  * LD_PRELOAD or linking.
  *
@@ -19,6 +20,7 @@
 
 #include "core/boot.h"
 #include "malloc/huge.h"
+#include "malloc/size_class.h"
 #include "page_alloc/mm.h"
 #include "page_alloc/zone_info.h"
 #include "slab/kmalloc.h"
@@ -33,9 +35,15 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 {
 	void *p;
 
-	if (size <= KMALLOC_MAX_SIZE) {
-		/* Before boot every size comes here: keep do_malloc()'s 16-byte minimum. */
-		p = __kmalloc_slow(size < MALLOC_MIN ? MALLOC_MIN : size, gfp);
+	if (size <= KMALLOC_MAX_CACHE_SIZE) {
+		/* Before boot every size comes here; the classes are set up right after. */
+		struct kmem_cache *s = NULL;
+		if (!kmem_boot() && !malloc_classes_init())
+			s = malloc_class_cache(size);
+		/* Meanwhile (boot, set-up in progress) kmalloc: keep the 16-byte minimum. */
+		p = s ? slub_alloc(s, gfp) : __kmalloc_slow(size < MALLOC_MIN ? MALLOC_MIN : size, gfp);
+	} else if (size <= KMALLOC_MAX_SIZE) {
+		p = __kmalloc_slow(size, gfp);
 	} else {
 		if (kmem_boot())
 			return NULL;
@@ -50,7 +58,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
-		struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(size < MALLOC_MIN ? MALLOC_MIN : size)];
+		struct kmem_cache *s = malloc_class_cache(size);
 		if (likely(s)) {
 			void *p = slub_alloc(s, gfp);
 			if (likely(p))
@@ -277,6 +285,7 @@ MALLOC_API int malloc_trim(size_t pad)
 	for (unsigned int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
 		if (kmalloc_caches[i])
 			kmem_cache_shrink(kmalloc_caches[i]);
+	malloc_classes_shrink();
 	drain_local_pages();
 	page_reporting_flush();
 	return 1;

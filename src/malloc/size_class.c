@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+
+#include "core/cmdline.h"
+#include "malloc/size_class.h"
+#include "platform/os.h"
+
+struct kmem_cache *malloc_class_small[1024 / 16 + 1];
+struct kmem_cache *malloc_class_large[KMALLOC_MAX_CACHE_SIZE / 128 + 1];
+
+static bool malloc_fine_classes = true;
+kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
+	   "malloc size classes four per doubling (0: kmalloc's power-of-two buckets only)");
+
+#define NR_OWN_CLASSES	32
+static struct kmem_cache *own_caches[NR_OWN_CLASSES];
+static int nr_own;
+static kmem_lock_t classes_lock = KMEM_LOCK_INIT;
+static atomic_int classes_state;	/* 0 none, 1 being set up, 2 done, -1 failed */
+
+/* The class @size falls in: the next multiple of 16 up to 128, then of a quarter of the power of two below. */
+static unsigned int class_of(unsigned int size)
+{
+	if (size <= 128)
+		return (size + 15) & ~15u;
+	unsigned int step = 1u << (31 - __builtin_clz(size - 1)) >> 2;
+	return (size + step - 1) & ~(step - 1);
+}
+
+static bool is_kmalloc_bucket(unsigned int size)
+{
+	return !(size & (size - 1)) || size == 96 || size == 192;
+}
+
+static struct kmem_cache *class_cache(unsigned int size)
+{
+	unsigned int cls = malloc_fine_classes ? class_of(size) : (unsigned int)kmalloc_size_roundup(size);
+
+	if (is_kmalloc_bucket(cls))
+		return kmalloc_cache(kmalloc_slab_index(cls));
+	for (int i = 0; i < nr_own; i++)
+		if (kmem_cache_size(own_caches[i]) == cls)
+			return own_caches[i];
+	if (nr_own == NR_OWN_CLASSES)
+		return NULL;
+	char name[32];
+	snprintf(name, sizeof(name), "malloc-%u", cls);
+	/* 16-aligned like every malloc block; no merging, so slabinfo names it. */
+	struct kmem_cache *s = kmem_cache_create(name, cls, 16, SLAB_NO_MERGE, NULL);
+	if (s)
+		own_caches[nr_own++] = s;
+	return s;
+}
+
+int malloc_classes_init(void)
+{
+	int expected = 0;
+
+	if (atomic_load_explicit(&classes_state, memory_order_acquire) == 2)
+		return 0;
+	/* Only one thread sets up; a reentrant or concurrent caller uses kmalloc meanwhile. */
+	if (!atomic_compare_exchange_strong(&classes_state, &expected, 1))
+		return -EBUSY;
+	kmem_lock(&classes_lock);
+	int rc = 0;
+	for (unsigned int i = 1; i <= 1024 / 16 && !rc; i++) {
+		struct kmem_cache *s = class_cache(i * 16);
+		if (!s)
+			rc = -ENOMEM;
+		__atomic_store_n(&malloc_class_small[i], s, __ATOMIC_RELAXED);
+	}
+	for (unsigned int i = 1024 / 128 + 1; i <= KMALLOC_MAX_CACHE_SIZE / 128 && !rc; i++) {
+		struct kmem_cache *s = class_cache(i * 128);
+		if (!s)
+			rc = -ENOMEM;
+		__atomic_store_n(&malloc_class_large[i], s, __ATOMIC_RELAXED);
+	}
+	kmem_unlock(&classes_lock);
+	atomic_store_explicit(&classes_state, rc ? -1 : 2, memory_order_release);
+	return rc;
+}
+
+void malloc_classes_shrink(void)
+{
+	kmem_lock(&classes_lock);
+	for (int i = 0; i < nr_own; i++)
+		kmem_cache_shrink(own_caches[i]);
+	kmem_unlock(&classes_lock);
+}

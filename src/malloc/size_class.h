@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * malloc's size classes up to KMALLOC_MAX_CACHE_SIZE: four per doubling from
+ * 128 B (jemalloc's spacing), every 16 B below.  kmalloc's own buckets are
+ * powers of two (plus 96 and 192), which rounds a 300-byte request up to
+ * 512: fine for the kernel's callers, who size their structures to fit, but
+ * 1.3x the memory for a program whose sizes are spread evenly.  Classes that
+ * are kmalloc buckets use the kmalloc cache; the others get a cache of their
+ * own, "malloc-<size>", in /proc/slabinfo beside them.
+ */
+#ifndef KMEM_MALLOC_SIZE_CLASS_H
+#define KMEM_MALLOC_SIZE_CLASS_H
+
+#include <stddef.h>
+
+#include "slab/slab.h"
+
+/* [(size + 15) >> 4] for size <= 1024; [(size + 127) >> 7] above. NULL until set up. */
+extern struct kmem_cache *malloc_class_small[1024 / 16 + 1];
+extern struct kmem_cache *malloc_class_large[KMALLOC_MAX_CACHE_SIZE / 128 + 1];
+
+/* The cache for 1 <= @size <= KMALLOC_MAX_CACHE_SIZE, or NULL before set-up. */
+static inline struct kmem_cache *malloc_class_cache(size_t size)
+{
+	if (size <= 1024)
+		return __atomic_load_n(&malloc_class_small[(size + 15) >> 4], __ATOMIC_RELAXED);
+	return __atomic_load_n(&malloc_class_large[(size + 127) >> 7], __ATOMIC_RELAXED);
+}
+
+/* Create the caches and fill the tables (once, after boot); 0 or -errno. */
+int malloc_classes_init(void);
+/* kmem_cache_shrink() every class cache that is not a kmalloc one. */
+void malloc_classes_shrink(void);
+
+#endif /* KMEM_MALLOC_SIZE_CLASS_H */
