@@ -85,14 +85,11 @@ static __attribute__((noinline)) void free_slow(void *p, struct page *head)
 
 static __attribute__((always_inline)) inline void do_free(void *p)
 {
-	struct page *head = virt_to_head_page_checked(p);
+	struct page *page = virt_to_page_checked(p);
 
-	if (likely(head) && likely(PageSlab(head))) {
-		struct slab *slab = page_slab(head);
-		slub_free(slab->slab_cache, slab, p);
+	if (likely(page) && likely(slub_free_page(page, p)))
 		return;
-	}
-	free_slow(p, head);
+	free_slow(p, page ? compound_head(page) : NULL);
 }
 
 MALLOC_API void *malloc(size_t size)

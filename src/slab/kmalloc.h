@@ -26,17 +26,24 @@ static __attribute__((always_inline)) inline void *kmalloc_inline(size_t size, g
 	return __kmalloc_slow(size, gfp);
 }
 
+/* The struct page of @x if kmem manages that address, else NULL (no compound_head). */
+static inline struct page *virt_to_page_checked(const void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)mm_model.base;
+
+	if (unlikely((off >> PAGE_SHIFT) >= mm_online_pages()))
+		return NULL;
+	return mm_model.mem_map + (off >> PAGE_SHIFT);
+}
+
 /* kfree() of a pointer that is not NULL or ZERO_SIZE_PTR. */
 static __attribute__((always_inline)) inline void kfree_inline(const void *p, const char *func)
 {
-	struct page *head = virt_to_head_page_checked(p);
+	struct page *page = virt_to_page_checked(p);
 
-	if (likely(head) && likely(PageSlab(head))) {
-		struct slab *slab = page_slab(head);
-		slub_free(slab->slab_cache, slab, (void *)p);
+	if (likely(page) && likely(slub_free_page(page, (void *)p)))
 		return;
-	}
-	__kfree_slow(p, head, func);
+	__kfree_slow(p, page ? compound_head(page) : NULL, func);
 }
 
 /* Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it. */

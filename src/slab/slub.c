@@ -154,6 +154,8 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_c
 	__atomic_store_n(&slab->obj_base, (uintptr_t)slab_address(slab) + s->red_left_pad,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&slab->obj_span, *objects * s->size, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < (1u << oo_order(oo)); i++)
+		__atomic_store_n(&page_slab(page + i)->cache_index, s->index, __ATOMIC_RELAXED);
 	return slab;
 }
 
