@@ -34,25 +34,8 @@
 
 #define GFP GFP_KERNEL
 
-/*
- * Run @stmt with stderr captured: it must report exactly once, and the
- * report must contain @needle.
- */
-#define BAD(stmt, needle) do {							\
-	unsigned long __r0 = kmem_report_count();				\
-	struct kt_capture __cap;						\
-	kt_capture_begin(&__cap);						\
-	stmt;									\
-	char *__out = kt_capture_end(&__cap);					\
-	unsigned long __n = kmem_report_count() - __r0;				\
-	if (__n != 1 || !strstr(__out, needle)) {				\
-		KT_FAIL("%s: %lu report(s), expected 1 containing \"%s\"; stderr:\n%s", \
-			#stmt, __n, needle, __out);				\
-		free(__out);							\
-		return;								\
-	}									\
-	free(__out);								\
-} while (0)
+/* @stmt must report exactly once, and the report must contain @needle. */
+#define BAD(stmt, needle) KT_ASSERT_ONE_REPORT(stmt, needle)
 
 static int cmp_ptr(const void *a, const void *b)
 {

@@ -6,7 +6,10 @@
  * dump, shared/data/linux-6.18/slub-sysfs.tsv), writable attributes and the
  * values they reject, SLUB_STATS counters after known operations.
  *
- * Booted with nr_cpus=2, like the kernel the dump comes from.
+ * Booted with nr_cpus=2, like the kernel the dump comes from, and with
+ * slub_sheaves=0: 6.18's classic SLUB, whose counters these cases predict
+ * (sheaf_capacity reads 0, as in the dump).  tests/test_slub_sheaf.c covers
+ * the sheaves.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -212,7 +215,7 @@ static const char *const ro_attrs[] = {
 	"slab_size", "object_size", "objs_per_slab", "order", "partial", "objects_partial",
 	"cpu_slabs", "slabs_cpu_partial", "objects", "total_objects", "slabs", "ctor", "aliases",
 	"align", "hwcache_align", "reclaim_account", "cache_dma", "destroy_by_rcu", "usersize",
-	"sanity_checks", "trace", "red_zone", "poison", "store_user",
+	"sanity_checks", "trace", "red_zone", "poison", "store_user", "sheaf_capacity",
 };
 static const char *const rw_attrs[] = {
 	"min_partial", "cpu_partial", "validate", "shrink", "slab_thrash_ratio",
@@ -248,7 +251,7 @@ static void check_against_kernel(const char *cache, const char *id)
 	static const char *const cols[] = {
 		"cache", "object_size", "slab_size", "align", "order", "objs_per_slab",
 		"min_partial", "cpu_partial", "hwcache_align", "red_zone", "poison", "store_user",
-		"destroy_by_rcu", "reclaim_account",
+		"destroy_by_rcu", "reclaim_account", "sheaf_capacity",
 	};
 	FILE *f = open_tsv();
 	char line[1024];
@@ -292,6 +295,7 @@ KTEST(fresh_cache_values)
 	EXPECT_ATTR("kt_fs_256", "hwcache_align", "1\n");
 	EXPECT_ATTR("kt_fs_256", "min_partial", "5\n");
 	EXPECT_ATTR("kt_fs_256", "cpu_partial", "52\n");
+	EXPECT_ATTR("kt_fs_256", "sheaf_capacity", "0\n");	/* booted with slub_sheaves=0 */
 	EXPECT_ATTR("kt_fs_256", "aliases", "0\n");
 	EXPECT_ATTR("kt_fs_256", "ctor", "");
 	EXPECT_ATTR("kt_fs_256", "usersize", "0\n");

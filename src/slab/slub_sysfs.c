@@ -24,6 +24,10 @@
  *  - validate accepts "1" for every cache, not only debug ones (checks the
  *    node partial slabs; errors are reported on stderr, the write succeeds,
  *    as in the kernel).
+ *  - sheaf_capacity follows the newest trees, where every cache that is not
+ *    a debug one has sheaves (60/28/12/4 by slot size, slab_layout.h); 6.18
+ *    shows it non-zero only for caches that asked for sheaves.  Boot with
+ *    slub_sheaves=0 for 6.18's values (0 here, as there for most caches).
  * slab_thrash_ratio (seed 003) is a percentage of objs_per_slab, stored as
  * a number of objects: it reads back as the ratio that object count means
  * (20 on a 64-object slab -> 12 objects -> reads 18).
@@ -266,6 +270,9 @@ STORE(min_partial)
 
 SHOW(cpu_partial) { seq_printf(sb, "%u\n", __atomic_load_n(&s->cpu_partial, __ATOMIC_RELAXED)); }
 
+/* Objects per sheaf (6.18); 0: the cache has no sheaves (debug flags, slub_sheaves=0). */
+SHOW(sheaf_capacity) { seq_printf(sb, "%u\n", s->sheaf_capacity); }
+
 STORE(cpu_partial)
 {
 	unsigned int objects;
@@ -338,7 +345,7 @@ struct slab_attr {
 
 static const struct slab_attr slab_attrs[] = {
 	RO(slab_size), RO(object_size), RO(objs_per_slab), RO(order), RW(min_partial),
-	RW(cpu_partial), RO(partial), RO(objects_partial), RO(cpu_slabs),
+	RW(cpu_partial), RO(sheaf_capacity), RO(partial), RO(objects_partial), RO(cpu_slabs),
 	RO(slabs_cpu_partial), RO(objects), RO(total_objects), RO(slabs), RO(ctor),
 	RO(aliases), RO(align), RO(hwcache_align), RO(reclaim_account), RO(cache_dma),
 	RO(destroy_by_rcu), RO(usersize), RO(sanity_checks), RO(trace), RO(red_zone),

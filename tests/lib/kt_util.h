@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/printk.h"
 #include "ktest.h"
 
 /* ---- stderr capture ------------------------------------------------- */
@@ -27,6 +28,27 @@ struct kt_capture {
 void kt_capture_begin(struct kt_capture *c);
 /* Restore fd 2; return what was written meanwhile (malloc'd, NUL-terminated). */
 char *kt_capture_end(struct kt_capture *c);
+
+/*
+ * Run @stmt with stderr captured: it must issue exactly one kmem report
+ * (kmem_report_count() + 1) whose text contains @needle, or the case
+ * fails and returns.
+ */
+#define KT_ASSERT_ONE_REPORT(stmt, needle) do {					\
+	unsigned long __r0 = kmem_report_count();				\
+	struct kt_capture __cap;						\
+	kt_capture_begin(&__cap);						\
+	stmt;									\
+	char *__out = kt_capture_end(&__cap);					\
+	unsigned long __n = kmem_report_count() - __r0;				\
+	if (__n != 1 || !strstr(__out, needle)) {				\
+		KT_FAIL("%s: %lu report(s), expected 1 containing \"%s\"; stderr:\n%s", \
+			#stmt, __n, needle, __out);				\
+		free(__out);							\
+		return;								\
+	}									\
+	free(__out);								\
+} while (0)
 
 /* ---- virtual files -------------------------------------------------- */
 
