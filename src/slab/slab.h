@@ -67,8 +67,10 @@ struct node_barn {
 	kmem_lock_t lock;
 	struct slab_sheaf *full, *empty;	/* stacks, linked through sheaf->next */
 	unsigned int nr_full, nr_empty;
+	unsigned int max_full;			/* MAX_FULL_SHEAVES or more, see slub_barn_kb */
 };
-#define MAX_FULL_SHEAVES	10
+#define MAX_FULL_SHEAVES	10	/* the kernel's; slub_barn_kb may allow more */
+#define MAX_FULL_SHEAVES_CAP	64
 #define MAX_EMPTY_SHEAVES	10
 
 struct kmem_cache {

@@ -1136,7 +1136,7 @@ int slub_cache_create(struct kmem_cache *s)
 	s->cpu_partial = slub_has_cpu_partial(s->flags) ? slub_default_cpu_partial(l.size) : 0;
 	s->cpu_partial_slabs = s->cpu_partial ? slub_cpu_partial_slabs(s->cpu_partial, l.objects) : 0;
 	s->sheaf_capacity = slub_sheaves ? slub_sheaf_capacity(l.size, s->flags, 0) : 0;
-	barn_init(&s->barn);
+	barn_init(s);
 	s->random = 0;
 	if (slab_freelist_hardened) {
 		/* A per-cache key; the low bit set so it is never 0. */

@@ -208,7 +208,7 @@ bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
 size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
 size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
 void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c);
-void barn_init(struct node_barn *barn);
+void barn_init(struct kmem_cache *s);
 void barn_shrink(struct kmem_cache *s);
 unsigned long barn_objects(struct kmem_cache *s);
 void sheaf_fork_prepare(void);

@@ -119,11 +119,30 @@ static bool sheaf_install(struct kmem_cache *s, struct kmem_cache_cpu *c)
 
 /* ---- the barn ------------------------------------------------------ */
 
-void barn_init(struct node_barn *barn)
+/*
+ * The kernel's barn holds at most MAX_FULL_SHEAVES full sheaves per node,
+ * shared by all its CPUs.  A program that frees a burst of objects and then
+ * allocates them again (a request's worth of buffers) overflows that and
+ * pays a flush to slabs and a refill for each sheaf.  A userspace allocator
+ * keeps such bursts in its caches (tcmalloc's thread caches grow to a few
+ * MiB), so by default the barn may hold more full sheaves, up to about
+ * slub_barn_kb of objects per cache; 0 gives the kernel's fixed limit.
+ */
+static unsigned int slub_barn_kb = 256;
+kmem_param("slub_barn_kb", slub_barn_kb, uint,
+	   "bytes of objects (KiB) a cache's barn may hold in full sheaves (0: the kernel's 10 sheaves)");
+
+void barn_init(struct kmem_cache *s)
 {
+	struct node_barn *barn = &s->barn;
+	unsigned long sheaf_bytes = (unsigned long)s->sheaf_capacity * s->size;
+	unsigned long n = sheaf_bytes ? ((unsigned long)slub_barn_kb << 10) / sheaf_bytes : 0;
+
 	kmem_lock_init(&barn->lock);
 	barn->full = barn->empty = NULL;
 	barn->nr_full = barn->nr_empty = 0;
+	barn->max_full = n < MAX_FULL_SHEAVES ? MAX_FULL_SHEAVES :
+			 n > MAX_FULL_SHEAVES_CAP ? MAX_FULL_SHEAVES_CAP : (unsigned int)n;
 }
 
 /* Trade @empty (may be NULL) for a full sheaf; NULL if the barn has none. */
@@ -173,7 +192,7 @@ static struct slab_sheaf *barn_replace_full(struct kmem_cache *s, struct kmem_ca
 	bool stored = false;
 
 	kmem_lock(&barn->lock);
-	if (barn->nr_full < MAX_FULL_SHEAVES) {
+	if (barn->nr_full < barn->max_full) {
 		full->next = barn->full;
 		barn->full = full;
 		__atomic_store_n(&barn->nr_full, barn->nr_full + 1, __ATOMIC_RELAXED);
