@@ -210,11 +210,12 @@ static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cac
 		if (!slab)
 			break;
 		char *obj = slab_address(slab) + s->red_left_pad;
-		for (unsigned int i = 0; i < objects; i++, obj += s->size) {
-			if (s->ctor)
-				s->ctor(obj);
-			p[got + i] = obj;
-		}
+		void **q = p + got;
+		for (unsigned int i = 0; i < objects; i++)
+			q[i] = obj + (size_t)i * s->size;
+		if (s->ctor)
+			for (unsigned int i = 0; i < objects; i++)
+				s->ctor(q[i]);
 		atomic_store_explicit(&slab->state, ss_make(slab, NULL, objects, objects, false),
 				      memory_order_relaxed);
 		publish_slab(s, slab, objects);
@@ -688,7 +689,8 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 			    s->name, x);
 		return;
 	}
-	if (c && c->count && c->objs[c->count - 1] == x) {
+	/* The cheap double-free checks: on top of the sheaf, or every object of the slab free. */
+	if ((c && c->count && c->objs[c->count - 1] == x) || unlikely(!ss_inuse(slab_state(slab)))) {
 		report_double_free(s, x);
 		return;
 	}
@@ -756,9 +758,13 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 	for (; i < size; i++) {
 		void *obj = c->freelist;
 
-		/* Whole new slabs when nothing partly used is waiting to be filled. */
-		if (unlikely(!obj) && size - i >= oo_objects(s->oo) && !c->partial &&
-		    !__atomic_load_n(&s->node.nr_partial, __ATOMIC_RELAXED)) {
+		/*
+		 * Whole new slabs for what is left of a big request.  Partial
+		 * slabs wait for single allocations: filling them here would
+		 * mean walking their freelists, and freeing them whole later
+		 * would not work either.
+		 */
+		if (unlikely(!obj) && size - i >= oo_objects(s->oo)) {
 			unsigned int w = bulk_alloc_whole_slabs(s, c, gfp, (unsigned int)(size - i), p + i);
 			if (w) {
 				i += w - 1;
@@ -865,31 +871,46 @@ static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, s
 /*
  * bulk_alloc_whole_slabs' twin: a run of entries that are all of a slab's
  * allocated objects (distinct, checked) frees the slab whole, without
- * writing a single free pointer.  Entries taken are set to NULL.
+ * writing a single free pointer.  The entries left are moved to the front;
+ * returns how many there are.
  */
-static void bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size,
-				  void **p)
+static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size,
+				    void **p)
 {
+	size_t k = 0;	/* entries kept, moved to the front */
+
 	for (size_t i = 0; i < size;) {
 		struct slab *slab = p[i] ? virt_to_slab(p[i]) : NULL;
 		if (!slab || slab->slab_cache != s) {
+			if (p[i])
+				p[k++] = p[i];
 			i++;
 			continue;
 		}
-		uintptr_t base = (uintptr_t)slab_address(slab) + s->red_left_pad;
-		uint64_t st = slab_state(slab);
-		uintptr_t span = (uintptr_t)ss_objects(st) * s->size;
+		uintptr_t base = slab->obj_base, span = slab->obj_span;
 		size_t j = i + 1;
-		while (j < size && (uintptr_t)p[j] - base < span)
+		/* Consecutive slots, as bulk_alloc_whole_slabs hands them out... */
+		while (j < size && (uintptr_t)p[j] == (uintptr_t)p[j - 1] + s->size &&
+		       (uintptr_t)p[j] - base < span)
 			j++;
+		bool consecutive = true;
+		/* ...then anything else in this slab. */
+		for (; j < size && (uintptr_t)p[j] - base < span; j++)
+			consecutive = false;
+		uint64_t st = slab_state(slab);
 		unsigned int inuse = ss_inuse(st);
-		if (j - i == inuse && inuse > 1 && !ss_frozen(st) && ss_objects(st) <= 1024 &&
-		    distinct_slots(s, base, p + i, inuse) && release_whole_slab(s, c, slab, inuse)) {
+		if (j - i == inuse && inuse > 1 && !ss_frozen(st) &&
+		    (consecutive ? offset_is_multiple((uint32_t)((uintptr_t)p[i] - base), s->div_magic)
+				 : ss_objects(st) <= 1024 && distinct_slots(s, base, p + i, inuse)) &&
+		    release_whole_slab(s, c, slab, inuse)) {
 			stat_s(s, c, FREE_SLOWPATH, inuse);
-			memset(p + i, 0, (j - i) * sizeof(void *));
+		} else {
+			memmove(p + k, p + i, (j - i) * sizeof(void *));
+			k += j - i;
 		}
 		i = j;
 	}
+	return k;
 }
 
 static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p)
@@ -901,7 +922,7 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 	 * allocation just handed out) go straight onto the lockless freelist,
 	 * with the same cheap checks as a single free.
 	 */
-	if (c && c->slab) {
+	if (c && c->slab && c->span) {
 		uintptr_t base = c->base, span = c->span;
 		void *fl = c->freelist;
 		unsigned int n = 0;
@@ -921,8 +942,9 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 		if (n == size)
 			return;
 	}
+	/* The rest, squeezed (the lookahead below walks over NULL entries). */
 	if (s)
-		bulk_free_whole_slabs(s, c, size, p);
+		size = bulk_free_whole_slabs(s, c, size, p);
 
 	while (size) {
 		void *x = p[--size];
@@ -932,6 +954,10 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 		struct slab *slab = bulk_obj_slab(&cache, x);
 		if (!slab)
 			continue;
+		if (unlikely(!ss_inuse(slab_state(slab)))) {	/* every object of it is free */
+			report_double_free(cache, x);
+			continue;
+		}
 
 		void *head = x, *tail = x;
 		unsigned int cnt = 1, lookahead = 3;
@@ -981,11 +1007,8 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 
 	if (!c && s && s->sheaf_capacity)
 		c = get_cpu_slot(s);
-	if (c && s->sheaf_capacity) {
-		size_t n = sheaf_free_bulk(s, c, size, p);
-		p += n;
-		size -= n;
-	}
+	if (c && s->sheaf_capacity)
+		size = sheaf_free_bulk(s, c, size, p);
 	free_bulk_slabs(s, c, size, p);
 }
 

@@ -312,8 +312,10 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 		if (likely(n < c->cap)) {
 			if (!slab)
 				slab = virt_to_slab(x);
+			/* inuse 0: every object of the slab is free, so x is too. */
 			if (likely(slab) && likely(slab->slab_cache == s) &&
-			    likely(slab_obj_valid(s, slab, x)) && likely(c->objs[(int)n - 1] != x)) {
+			    likely(slab_obj_valid(s, slab, x)) && likely(c->objs[(int)n - 1] != x) &&
+			    likely(ss_inuse(slab_state(slab)))) {
 				c->objs[n] = x;
 				c->count = n + 1;
 				stat_inc(c, FREE_PCS);

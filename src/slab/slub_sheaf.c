@@ -348,32 +348,41 @@ size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n
 }
 
 /*
- * Bulk free: as many as fit in main (checked like single frees).  Returns
- * how many were taken from the front of @p; the rest go to slabs.
+ * Bulk free: as many as fit in main, checked like single frees.  Entries
+ * that fail a check, and those beyond main's room, are moved to the front
+ * of @p for the slab path (which reports the bad ones); returns how many.
+ * An object equal to the last one pushed is reported here: the slab path
+ * could not see it sits in a sheaf.
  */
 size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
 {
-	size_t i;
-
-	if (!sheaf_install(s, c))
-		return 0;
+	size_t rest = 0, i;
 	unsigned int pushed = 0;
 
-	for (i = 0; i < n && c->count < c->cap; i++) {
+	if (!sheaf_install(s, c))
+		return n;
+	for (i = 0; i < n; i++) {
 		void *x = p[i];
-		struct slab *slab = virt_to_slab(x);
-		if (unlikely(!slab) || unlikely(slab->slab_cache != s) ||
-		    unlikely(!slab_obj_valid(s, slab, x)))
-			break;	/* the slab path reports it */
+		if (!x)		/* holes are allowed, as in the kernel */
+			continue;
 		if (unlikely(c->objs[(int)c->count - 1] == x)) {
 			report_double_free(s, x);
+			continue;
+		}
+		if (c->count == c->cap)
+			break;
+		struct slab *slab = virt_to_slab(x);
+		if (unlikely(!slab) || unlikely(slab->slab_cache != s) ||
+		    unlikely(!slab_obj_valid(s, slab, x)) || unlikely(!ss_inuse(slab_state(slab)))) {
+			p[rest++] = x;
 			continue;
 		}
 		c->objs[c->count++] = x;
 		pushed++;
 	}
 	stat_add(c, FREE_PCS, pushed);
-	return i;
+	memmove(p + rest, p + i, (n - i) * sizeof(void *));
+	return rest + (n - i);
 }
 
 /* Empty the thread's sheaves into slabs and drop them (flush, thread exit). */

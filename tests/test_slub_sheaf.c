@@ -1,0 +1,1080 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SLUB sheaves and the barn (Linux 6.18, src/slab/slub_sheaf.c; reference
+ * kernel-mm.md §1.10), booted with nr_cpus=2 and slub_sheaves=1.
+ *
+ *  - sheaf_capacity: slub_sheaf_capacity() by slot size (60, 28, 12, 4,
+ *    0 for debug caches), the cache field and the sysfs file agree, for
+ *    caches we create and for every directory of /sys/kernel/slab.
+ *  - Exact SLUB_STATS counters on a fresh 64-byte cache (60 per sheaf, 64
+ *    per slab) driven by one thread: the first allocation refills main, a
+ *    full main becomes the spare, a second full sheaf goes to the barn, an
+ *    empty main swaps with a full spare and then trades at the barn.  Every
+ *    counter is checked, through slub_stat_sum() and through sysfs.
+ *  - kmem_cache_shrink() flushes this thread's sheaves and the barn, and
+ *    every slab goes back; bulk allocation and free go through main first.
+ *  - Objects in sheaves count as active in /proc/slabinfo and sysfs, as in
+ *    the kernel (to the slabs they are allocated).
+ *  - Cross-thread: objects allocated by one thread and freed by another
+ *    come back to the first through the barn, a sheaf at a time, and no
+ *    object is ever both handed out and held in a sheaf.
+ *  - Bad frees: a double free of the object on top of a sheaf (single,
+ *    kfree, bulk {x, x}) is reported once and ignored.
+ *  - Objects left in sheaves and the barn do not leak: not at
+ *    kmem_cache_destroy(), not when a thread exits.
+ *  - fork(): a child (forked while another thread churns the barn) uses
+ *    the caches; a fresh process booted with slub_sheaves=0 has no sheaves.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kmem.h>
+
+#include "core/printk.h"
+#include "slab/slab.h"
+#include "slab/slub.h"
+
+#include "ktest.h"
+#include "lib/kt_util.h"
+#include "lib/slab_test.h"
+
+#define GFP GFP_KERNEL
+#define CMDLINE "mem=64M nr_cpus=2"
+
+/* The cache most cases use: 64-byte slots, 60 objects a sheaf, 64 a slab. */
+#define OBJ	64
+#define CAP	60
+#define OPP	64
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* /sys/kernel/slab/<cache>/<attr> (four rotating buffers), or "ERR<errno>". */
+static const char *sysfs(const char *cache, const char *attr)
+{
+	static char bufs[4][512];
+	static int next;
+	char path[256], *b = bufs[next++ & 3];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, attr);
+	ssize_t n = kmem_read(path, b, sizeof(bufs[0]));
+	if (n < 0)
+		snprintf(b, sizeof(bufs[0]), "ERR%d", (int)-n);
+	return b;
+}
+
+static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
+{
+	return slub_stat_sum(s, si, NULL, 0, NULL);
+}
+
+/* This thread's slot for @s, NULL if it has none. */
+static struct kmem_cache_cpu *my_slot(struct kmem_cache *s)
+{
+	struct slub_thread *t = slub_this;
+
+	return t && t->cpu[s->index].cache == s ? &t->cpu[s->index] : NULL;
+}
+
+/* Objects in this thread's main sheaf of @s (-1: no slot). */
+static int main_count(struct kmem_cache *s)
+{
+	struct kmem_cache_cpu *c = my_slot(s);
+
+	return c ? (int)c->count : -1;
+}
+
+/*
+ * Every SLUB_STATS counter of @s equals @want (items not listed: 0), both
+ * as slub_stat_sum() and as the total in its sysfs file.  Prints each
+ * difference; returns whether there was none.
+ */
+static bool stats_are(struct kmem_cache *s, const unsigned long *want)
+{
+	bool ok = true;
+
+	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
+		unsigned long sum = stat_of(s, (enum stat_item)i);
+		unsigned long file = strtoul(sysfs(s->name, slub_stat_names[i]), NULL, 10);
+		if (sum != want[i] || file != want[i]) {
+			fprintf(stderr, "  %s/%s: %lu (sysfs %lu), want %lu\n", s->name,
+				slub_stat_names[i], sum, file, want[i]);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+#define EXPECT_STATS(s, ...) do {						\
+	if (!stats_are(s, (const unsigned long[NR_SLUB_STAT_ITEMS]){ __VA_ARGS__ })) \
+		KT_FAIL("SLUB_STATS of %s differ (above)", (s)->name);		\
+} while (0)
+
+#define EXPECT_SYSFS(cache, attr, want) do {					\
+	const char *__got = sysfs(cache, attr);					\
+	if (strcmp(__got, want))						\
+		KT_FAIL("%s/%s: '%s', want '%s'", cache, attr, __got, want);	\
+} while (0)
+
+/* active_objs and num_objs of @name's /proc/slabinfo line; false if none. */
+static bool slabinfo_objs(const char *name, unsigned long *active, unsigned long *num)
+{
+	static char buf[1 << 16];
+	size_t len = strlen(name);
+
+	if (kmem_read("/proc/slabinfo", buf, sizeof(buf)) < 0)
+		return false;
+	for (char *p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return sscanf(p + len, "%lu %lu", active, num) == 2;
+	return false;
+}
+
+/* The @n objects are distinct, non-overlapping slots: none was handed out twice. */
+static bool distinct(void *const *p, size_t n)
+{
+	return slab_disjoint(p, n, OBJ);
+}
+
+static struct kmem_cache *cache64(const char *name)
+{
+	struct kmem_cache *s = kmem_cache_create(name, OBJ, 0, SLAB_NO_MERGE, NULL);
+
+	/* The numbers below assume this geometry: check it once here. */
+	if (s && (s->size != OBJ || s->sheaf_capacity != CAP || oo_objects(s->oo) != OPP ||
+		  oo_order(s->oo) != 0)) {
+		fprintf(stderr, "  %s: size %u, sheaf_capacity %u, %u objects of order %u\n",
+			name, s->size, s->sheaf_capacity, oo_objects(s->oo), oo_order(s->oo));
+		return NULL;
+	}
+	return s;
+}
+
+static void alloc_n(struct kmem_cache *s, void **p, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = kmem_cache_alloc(s, GFP);
+}
+
+static void free_n(struct kmem_cache *s, void **p, int n)
+{
+	for (int i = 0; i < n; i++)
+		kmem_cache_free(s, p[i]);
+}
+
+/* ---- sheaf_capacity ----------------------------------------------------- */
+
+KTEST(capacity_rule)
+{
+	static const struct { unsigned int size, cap; } rule[] = {
+		{ 8, 60 }, { 64, 60 }, { 248, 60 }, { 255, 60 },
+		/* 26 rounds up to 28: 32 + 28 * 8 fills the 256-byte kmalloc bucket. */
+		{ 256, 28 }, { 512, 28 }, { 1016, 28 }, { 1023, 28 },
+		{ 1024, 12 }, { 2048, 12 }, { 4088, 12 }, { 4095, 12 },
+		{ 4096, 4 }, { 8192, 4 }, { 65536, 4 },
+	};
+	static const slab_flags_t debug[] = {
+		SLAB_RED_ZONE, SLAB_POISON, SLAB_STORE_USER, SLAB_CONSISTENCY_CHECKS, SLAB_TRACE,
+	};
+
+	for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++) {
+		if (slub_sheaf_capacity(rule[i].size, 0, 0) != rule[i].cap)
+			KT_FAIL("slot %u: capacity %u, want %u", rule[i].size,
+				slub_sheaf_capacity(rule[i].size, 0, 0), rule[i].cap);
+		for (size_t d = 0; d < sizeof(debug) / sizeof(debug[0]); d++)
+			if (slub_sheaf_capacity(rule[i].size, debug[d], 0))
+				KT_FAIL("slot %u, flags %#x: sheaves on a debug cache",
+					rule[i].size, (unsigned int)debug[d]);
+	}
+	/* Flags that are not debug flags leave the capacity alone. */
+	KT_EXPECT(slub_sheaf_capacity(64, SLAB_HWCACHE_ALIGN | SLAB_RECLAIM_ACCOUNT |
+					  SLAB_TYPESAFE_BY_RCU | SLAB_NO_MERGE, 0) == 60);
+	/* An explicit capacity is a minimum, rounded up to fill its bucket too. */
+	KT_EXPECT(slub_sheaf_capacity(64, 0, 32) == 60);
+	KT_EXPECT(slub_sheaf_capacity(64, 0, 61) == 124);	/* 32 + 61 * 8 -> 1024 */
+	KT_EXPECT(slub_sheaf_capacity(4096, 0, 5) == 8);	/* 32 + 5 * 8 -> 96 */
+	KT_EXPECT(slub_sheaf_capacity(256, 0, 29) == 60);	/* 32 + 29 * 8 -> 512 */
+	KT_EXPECT(slub_sheaf_capacity(64, SLAB_POISON, 32) == 0);
+}
+
+KTEST(capacity_of_caches)
+{
+	static const struct {
+		const char *name;
+		unsigned int size;
+		slab_flags_t flags;
+		unsigned int cap;
+	} c[] = {
+		{ "kt_cap_8", 8, 0, 60 },
+		{ "kt_cap_200", 200, 0, 60 },
+		{ "kt_cap_256", 256, 0, 28 },
+		{ "kt_cap_1016", 1016, 0, 28 },
+		{ "kt_cap_1024", 1024, 0, 12 },
+		{ "kt_cap_4088", 4088, 0, 12 },
+		{ "kt_cap_4096", 4096, 0, 4 },
+		{ "kt_cap_8192", 8192, 0, 4 },
+		{ "kt_cap_rz", 64, SLAB_RED_ZONE, 0 },
+		{ "kt_cap_poison", 64, SLAB_POISON, 0 },
+		{ "kt_cap_user", 64, SLAB_STORE_USER, 0 },
+	};
+	struct kmem_cache *s[sizeof(c) / sizeof(c[0])];
+	char want[16];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		s[i] = kmem_cache_create(c[i].name, c[i].size, 0, c[i].flags | SLAB_NO_MERGE, NULL);
+		KT_ASSERT(s[i]);
+		snprintf(want, sizeof(want), "%u\n", c[i].cap);
+		KT_EXPECT(s[i]->sheaf_capacity == c[i].cap);
+		EXPECT_SYSFS(c[i].name, "sheaf_capacity", want);
+	}
+	/* Read-only, like every value attribute. */
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_cap_8/sheaf_capacity", "4") == -EACCES);
+	EXPECT_SYSFS("kt_cap_8", "sheaf_capacity", "60\n");
+	/* A debug cache without sheaves (kt_cap_rz) still works, on the classic paths. */
+	struct kmem_cache *rz = s[8];
+	KT_ASSERT(!strcmp(rz->name, "kt_cap_rz"));
+	KT_EXPECT(slab_cache_works(rz, 64));
+	KT_EXPECT(stat_of(rz, ALLOC_PCS) == 0 && stat_of(rz, SHEAF_ALLOC) == 0);
+	KT_EXPECT(stat_of(rz, ALLOC_FASTPATH) + stat_of(rz, ALLOC_SLOWPATH) == 200);
+
+	/* The kmalloc caches, by their names. */
+	EXPECT_SYSFS("kmalloc-8", "sheaf_capacity", "60\n");
+	EXPECT_SYSFS("kmalloc-192", "sheaf_capacity", "60\n");
+	EXPECT_SYSFS("kmalloc-256", "sheaf_capacity", "28\n");
+	EXPECT_SYSFS("kmalloc-512", "sheaf_capacity", "28\n");
+	EXPECT_SYSFS("kmalloc-1k", "sheaf_capacity", "12\n");
+	EXPECT_SYSFS("kmalloc-2k", "sheaf_capacity", "12\n");
+	EXPECT_SYSFS("kmalloc-4k", "sheaf_capacity", "4\n");
+	EXPECT_SYSFS("kmalloc-8k", "sheaf_capacity", "4\n");
+	/* A mergeable cache: its unique id and its name read the same. */
+	struct kmem_cache *m = kmem_cache_create("kt_cap_merge", 72, 0, 0, NULL);
+	KT_ASSERT(m);
+	EXPECT_SYSFS("kt_cap_merge", "sheaf_capacity", "60\n");
+	EXPECT_SYSFS(":0000072", "sheaf_capacity", "60\n");
+	kmem_cache_destroy(m);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		kmem_cache_destroy(s[i]);
+}
+
+/* Every directory of /sys/kernel/slab: sheaf_capacity follows slab_size and the debug flags. */
+static int check_every_cache(bool sheaves)
+{
+	static char root[1 << 16];
+	static const struct { const char *attr; slab_flags_t flag; } dbg[] = {
+		{ "red_zone", SLAB_RED_ZONE }, { "poison", SLAB_POISON },
+		{ "store_user", SLAB_STORE_USER }, { "sanity_checks", SLAB_CONSISTENCY_CHECKS },
+		{ "trace", SLAB_TRACE },
+	};
+	int n = 0;
+
+	if (kmem_read("/sys/kernel/slab", root, sizeof(root)) <= 0)
+		return -1;
+	for (char *save = NULL, *dir = strtok_r(root, "\n", &save); dir;
+	     dir = strtok_r(NULL, "\n", &save), n++) {
+		unsigned int size = (unsigned int)strtoul(sysfs(dir, "slab_size"), NULL, 10);
+		slab_flags_t flags = 0;
+		for (size_t i = 0; i < sizeof(dbg) / sizeof(dbg[0]); i++)
+			if (!strcmp(sysfs(dir, dbg[i].attr), "1\n"))
+				flags |= dbg[i].flag;
+		unsigned int want = sheaves ? slub_sheaf_capacity(size, flags, 0) : 0;
+		unsigned long got = strtoul(sysfs(dir, "sheaf_capacity"), NULL, 10);
+		if (!size || got != want) {
+			KT_FAIL("%s: slab_size %u, sheaf_capacity %lu, want %u", dir, size, got,
+				want);
+			return -1;
+		}
+	}
+	return n;
+}
+
+KTEST(capacity_of_every_cache)
+{
+	struct kmem_cache *dbg = kmem_cache_create("kt_cap_every_dbg", 100, 0, SLAB_POISON, NULL);
+
+	KT_ASSERT(dbg);
+	/* The 13 kmalloc caches, the debug one, and whatever other cases left. */
+	KT_EXPECT(check_every_cache(true) >= 14);
+	kmem_cache_destroy(dbg);
+}
+
+/* ---- exact counters, one thread -------------------------------------- */
+
+static struct kmem_cache *cnt;		/* kt_sheaf_count, shared by the next two cases */
+static void *objs[200];
+
+KTEST(counters_one_thread)
+{
+	unsigned long reports = kmem_report_count();
+	cnt = cache64("kt_sheaf_count");
+	KT_ASSERT(cnt);
+	EXPECT_STATS(cnt, 0);
+	KT_EXPECT(main_count(cnt) == -1);
+
+	/*
+	 * The first allocation installs an empty main sheaf, finds no full one
+	 * in the barn and refills main with CAP objects from a new slab; the
+	 * slab's other OPP - CAP objects stay on the cpu freelist.
+	 */
+	objs[0] = kmem_cache_alloc(cnt, GFP);
+	KT_ASSERT(objs[0]);
+	EXPECT_STATS(cnt, [ALLOC_PCS] = 1, [SHEAF_REFILL] = 60, [SHEAF_ALLOC] = 1,
+		     [BARN_GET_FAIL] = 1, [ALLOC_SLAB] = 1);
+	EXPECT_SYSFS("kt_sheaf_count", "sheaf_refill", "60 C0=60\n");
+	EXPECT_SYSFS("kt_sheaf_count", "alloc_cpu_sheaf", "1 C0=1\n");
+	EXPECT_SYSFS("kt_sheaf_count", "sheaf_alloc", "1 C0=1\n");
+	EXPECT_SYSFS("kt_sheaf_count", "barn_get", "0\n");
+	EXPECT_SYSFS("kt_sheaf_count", "slabs", "1 N0=1\n");
+	KT_EXPECT(main_count(cnt) == 59);
+
+	/* The rest of main: the fast path pops it. */
+	alloc_n(cnt, objs + 1, 59);
+	KT_EXPECT(main_count(cnt) == 0);
+	KT_EXPECT(distinct(objs, 60));
+
+	/* Frees push onto main and allocations pop them back, last in first out. */
+	free_n(cnt, objs + 50, 10);
+	KT_EXPECT(main_count(cnt) == 10);
+	for (int i = 59; i >= 50; i--) {
+		void *p = kmem_cache_alloc(cnt, GFP);
+		if (p != objs[i])
+			KT_FAIL("allocation %d: %p, want %p (the last freed)", 59 - i, p, objs[i]);
+	}
+	EXPECT_STATS(cnt, [ALLOC_PCS] = 70, [FREE_PCS] = 10, [SHEAF_REFILL] = 60,
+		     [SHEAF_ALLOC] = 1, [BARN_GET_FAIL] = 1, [ALLOC_SLAB] = 1);
+
+	/* Main is empty: the cpu slab's 4 remaining objects come next. */
+	alloc_n(cnt, objs + 60, 4);
+	KT_EXPECT(main_count(cnt) == 0);
+	/* Then a second refill, from a second slab (the first is full). */
+	objs[64] = kmem_cache_alloc(cnt, GFP);
+	KT_ASSERT(objs[64]);
+	KT_EXPECT(main_count(cnt) == 59);
+	EXPECT_STATS(cnt, [ALLOC_PCS] = 71, [ALLOC_FASTPATH] = 4, [FREE_PCS] = 10,
+		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 1, [BARN_GET_FAIL] = 2,
+		     [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1);
+	KT_EXPECT(distinct(objs, 65));
+
+	/*
+	 * Free all 65, newest first.  The first fills main (59 + 1); the next
+	 * finds main full and no spare: the full sheaf becomes the spare and a
+	 * new empty one main.  When that is full too (61 frees), main goes to
+	 * the barn for an empty sheaf (the barn has none: a new one).
+	 */
+	for (int i = 64; i >= 0; i--)
+		kmem_cache_free(cnt, objs[i]);
+	struct kmem_cache_cpu *c = my_slot(cnt);
+	KT_ASSERT(c && c->spare);
+	KT_EXPECT(c->count == 4 && c->spare->size == 60);
+	KT_EXPECT(cnt->barn.nr_full == 1 && cnt->barn.nr_empty == 0);
+	EXPECT_STATS(cnt, [ALLOC_PCS] = 71, [ALLOC_FASTPATH] = 4, [FREE_PCS] = 75,
+		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [BARN_GET_FAIL] = 2,
+		     [BARN_PUT] = 1, [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1);
+	EXPECT_SYSFS("kt_sheaf_count", "barn_put", "1 C0=1\n");
+	EXPECT_SYSFS("kt_sheaf_count", "free_cpu_sheaf", "75 C0=75\n");
+
+	/*
+	 * Allocate 69: main's 4 (the last freed first), the cpu slab's 4, then
+	 * main is empty and the spare full: they swap (60).  Then main is
+	 * empty again, the spare is the empty old main, and the barn has a
+	 * full sheaf: main goes to the barn's empties in exchange (BARN_GET).
+	 */
+	alloc_n(cnt, objs, 69);
+	KT_EXPECT(distinct(objs, 69));
+	c = my_slot(cnt);
+	KT_EXPECT(c->count == 59 && c->spare && c->spare->size == 0);
+	KT_EXPECT(cnt->barn.nr_full == 0 && cnt->barn.nr_empty == 1);
+	EXPECT_STATS(cnt, [ALLOC_PCS] = 136, [ALLOC_FASTPATH] = 8, [FREE_PCS] = 75,
+		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [BARN_GET] = 1,
+		     [BARN_GET_FAIL] = 2, [BARN_PUT] = 1, [ALLOC_SLAB] = 2,
+		     [DEACTIVATE_BYPASS] = 1);
+	EXPECT_SYSFS("kt_sheaf_count", "barn_get", "1 C0=1\n");
+	/* No new slab: 144 allocations, 128 objects, all from sheaves and cpu slabs. */
+	EXPECT_SYSFS("kt_sheaf_count", "slabs", "2 N0=2\n");
+
+	/*
+	 * Free the 69: main fills (1), swaps with the empty spare (60), then
+	 * goes to the barn, which gives back the empty sheaf it holds (no
+	 * SHEAF_ALLOC): that free and the last 7 land in that one.
+	 */
+	free_n(cnt, objs, 69);
+	c = my_slot(cnt);
+	KT_EXPECT(c->count == 8 && c->spare && c->spare->size == 60);
+	KT_EXPECT(cnt->barn.nr_full == 1 && cnt->barn.nr_empty == 0);
+	EXPECT_STATS(cnt, [ALLOC_PCS] = 136, [ALLOC_FASTPATH] = 8, [FREE_PCS] = 144,
+		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [BARN_GET] = 1,
+		     [BARN_GET_FAIL] = 2, [BARN_PUT] = 2, [ALLOC_SLAB] = 2,
+		     [DEACTIVATE_BYPASS] = 1);
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
+KTEST(shrink_flushes_sheaves_and_barn)
+{
+	KT_ASSERT(cnt);
+	/* Nothing is live, but 8 + 60 objects sit in our sheaves, 60 in the barn. */
+	EXPECT_SYSFS("kt_sheaf_count", "objects", "128 N0=128\n");
+	KT_EXPECT(kmem_cache_shrink(cnt) == 0);
+	/*
+	 * Main and spare flushed (8 + 60 objects, counted on this thread) and
+	 * freed, the cpu slab deactivated; then the barn's full sheaf flushed
+	 * (60, counted on no thread) and freed.  Both slabs were empty then.
+	 */
+	EXPECT_SYSFS("kt_sheaf_count", "sheaf_flush", "128 C0=68\n");
+	EXPECT_SYSFS("kt_sheaf_count", "sheaf_free", "3 C0=2\n");
+	EXPECT_SYSFS("kt_sheaf_count", "cpuslab_flush", "1 C0=1\n");
+	EXPECT_SYSFS("kt_sheaf_count", "free_slab", "2\n");
+	EXPECT_SYSFS("kt_sheaf_count", "slabs", "0\n");
+	EXPECT_SYSFS("kt_sheaf_count", "objects", "0\n");
+	/*
+	 * Every sheaf allocated was freed.  The flush hands objects to their
+	 * slabs a run at a time: one run made the full first slab a cpu
+	 * partial one, a later run of it found it frozen.
+	 */
+	EXPECT_STATS(cnt, [ALLOC_PCS] = 136, [ALLOC_FASTPATH] = 8, [FREE_PCS] = 144,
+		     [SHEAF_REFILL] = 120, [SHEAF_FLUSH] = 128, [SHEAF_ALLOC] = 3,
+		     [SHEAF_FREE] = 3, [BARN_GET] = 1, [BARN_GET_FAIL] = 2, [BARN_PUT] = 2,
+		     [ALLOC_SLAB] = 2, [FREE_SLAB] = 2, [CPUSLAB_FLUSH] = 1,
+		     [DEACTIVATE_BYPASS] = 1, [DEACTIVATE_TO_HEAD] = 1,
+		     [CPU_PARTIAL_FREE] = 1, [FREE_FROZEN] = 1);
+	KT_EXPECT(cnt->barn.nr_full == 0 && cnt->barn.nr_empty == 0);
+	struct kmem_cache_cpu *c = my_slot(cnt);
+	KT_EXPECT(c && !c->main && !c->spare && c->count == 0 && c->cap == 0);
+
+	/* The cache starts over: a fresh sheaf, a fresh refill. */
+	void *p = kmem_cache_alloc(cnt, GFP);
+	KT_ASSERT(p);
+	KT_EXPECT(main_count(cnt) == 59);
+	KT_EXPECT(stat_of(cnt, SHEAF_REFILL) == 180 && stat_of(cnt, SHEAF_ALLOC) == 4);
+	kmem_cache_free(cnt, p);
+	KT_EXPECT(kmem_cache_shrink(cnt) == 0);
+	EXPECT_SYSFS("kt_sheaf_count", "slabs", "0\n");
+	/* Writing 1 to shrink is the same. */
+	p = kmem_cache_alloc(cnt, GFP);
+	kmem_cache_free(cnt, p);
+	EXPECT_SYSFS("kt_sheaf_count", "objects", "64 N0=64\n");
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_sheaf_count/shrink", "1") == 0);
+	EXPECT_SYSFS("kt_sheaf_count", "objects", "0\n");
+	EXPECT_SYSFS("kt_sheaf_count", "slabs", "0\n");
+	kmem_cache_destroy(cnt);
+	cnt = NULL;
+}
+
+KTEST(bulk_goes_through_main)
+{
+	unsigned long reports = kmem_report_count();
+	struct kmem_cache *s = cache64("kt_sheaf_bulk");
+	KT_ASSERT(s);
+
+	objs[0] = kmem_cache_alloc(s, GFP);		/* main: 59 */
+	/* A bulk allocation takes what main holds first: its top 20. */
+	struct kmem_cache_cpu *c = my_slot(s);
+	KT_ASSERT(c);
+	void *top[20];
+	memcpy(top, c->objs + 39, sizeof(top));
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 20, objs + 1) == 20);
+	KT_EXPECT(!memcmp(objs + 1, top, sizeof(top)));
+	KT_EXPECT(main_count(s) == 39);
+	EXPECT_STATS(s, [ALLOC_PCS] = 21, [SHEAF_REFILL] = 60, [SHEAF_ALLOC] = 1,
+		     [BARN_GET_FAIL] = 1, [ALLOC_SLAB] = 1);
+	/* A bulk free pushes onto main as far as it has room. */
+	kmem_cache_free_bulk(s, 20, objs + 1);
+	KT_EXPECT(main_count(s) == 59);
+	KT_EXPECT(stat_of(s, FREE_PCS) == 20);
+
+	/* 100: main's 59, the cpu slab's 4, then 37 from a new slab. */
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 100, objs + 1) == 100);
+	KT_EXPECT(distinct(objs, 101));
+	KT_EXPECT(main_count(s) == 0);
+	EXPECT_STATS(s, [ALLOC_PCS] = 80, [ALLOC_FASTPATH] = 40, [ALLOC_SLOWPATH] = 1,
+		     [FREE_PCS] = 20, [SHEAF_REFILL] = 60, [SHEAF_ALLOC] = 1,
+		     [BARN_GET_FAIL] = 1, [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1);
+	/* Freeing them: main takes 60, the other 40 go to their slabs. */
+	kmem_cache_free_bulk(s, 100, objs + 1);
+	KT_EXPECT(main_count(s) == 60);
+	KT_EXPECT(stat_of(s, FREE_PCS) == 80);
+	KT_EXPECT(stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH) == 40);
+	kmem_cache_free(s, objs[0]);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	EXPECT_SYSFS("kt_sheaf_bulk", "slabs", "0\n");
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(s);
+}
+
+/*
+ * One thread frees more objects than its sheaves and the barn can hold:
+ * main and spare fill, full sheaves go to the barn until it refuses one
+ * (at MAX_FULL_SHEAVES in the kernel; kmem may allow more, see
+ * slub_barn_kb), and then that main sheaf's objects go back to their slabs.
+ * The limit L is read off the counters; everything else follows from it.
+ */
+#define NBIG	(70 * CAP)
+
+KTEST(full_barn_flushes_to_slabs)
+{
+	static void *p[NBIG];
+	unsigned long reports = kmem_report_count();
+	struct kmem_cache *s = cache64("kt_sheaf_barn_full");
+	KT_ASSERT(s);
+
+	/* 4200 = 65 * 64 + 40 objects: 66 refills of 60, main keeps 20. */
+	alloc_n(s, p, NBIG);
+	KT_EXPECT(distinct(p, NBIG));
+	KT_EXPECT(main_count(s) == 20);
+	EXPECT_SYSFS("kt_sheaf_barn_full", "slabs", "66 N0=66\n");
+
+	/* Free until the barn refuses a full sheaf. */
+	int freed = 0;
+	while (freed < NBIG && !stat_of(s, BARN_PUT_FAIL))
+		kmem_cache_free(s, p[freed++]);
+	unsigned long limit = stat_of(s, BARN_PUT);
+	KT_ASSERT(stat_of(s, BARN_PUT_FAIL) == 1);
+	KT_EXPECT(limit >= MAX_FULL_SHEAVES);
+	KT_EXPECT(s->barn.nr_full == limit && s->barn.nr_empty == 0);
+	/*
+	 * 40 frees fill main, the next makes it the spare, then each 60th
+	 * sends a full main to the barn (for a new empty sheaf), L times; the
+	 * next 60th finds the barn full: main is flushed (60 objects, the only
+	 * flush) and takes that free.
+	 */
+	KT_EXPECT(freed == 40 + 60 * ((int)limit + 1) + 1);
+	KT_EXPECT(main_count(s) == 1 && my_slot(s)->spare->size == CAP);
+	KT_EXPECT(stat_of(s, SHEAF_FLUSH) == 60);
+	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == limit + 2);
+	KT_EXPECT(stat_of(s, FREE_PCS) == (unsigned long)freed);
+	EXPECT_SYSFS("kt_sheaf_barn_full", "barn_put_fail", "1 C0=1\n");
+	EXPECT_SYSFS("kt_sheaf_barn_full", "sheaf_flush", "60 C0=60\n");
+	EXPECT_SYSFS("kt_sheaf_barn_full", "free_fastpath", "0\n");
+	EXPECT_SYSFS("kt_sheaf_barn_full", "free_slowpath", "0\n");
+	/*
+	 * The 60 flushed went to slabs this thread now has as cpu partial
+	 * ones, whose free objects count as in use (as in the kernel), like
+	 * those in sheaves and the barn: all 66 * 64.
+	 */
+	EXPECT_SYSFS("kt_sheaf_barn_full", "objects", "4224 N0=4224\n");
+	KT_EXPECT(stat_of(s, CPU_PARTIAL_FREE) > 0);
+
+	/*
+	 * Everything back.  Every object that was in a sheaf, the 4200 freed
+	 * and the 20 main kept, was flushed once (at a refused put or by the
+	 * shrink); only the last slab's 4 on the cpu freelist never were.
+	 */
+	free_n(s, p + freed, NBIG - freed);
+	KT_EXPECT(stat_of(s, FREE_PCS) == NBIG);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	EXPECT_SYSFS("kt_sheaf_barn_full", "slabs", "0\n");
+	KT_EXPECT(stat_of(s, SHEAF_FLUSH) == NBIG + 20);
+	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == stat_of(s, SHEAF_FREE));
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(s);
+}
+
+/* ---- what /proc/slabinfo counts ------------------------------------------ */
+
+KTEST(sheaf_objects_count_as_active)
+{
+	struct kmem_cache *s = cache64("kt_sheaf_active");
+	unsigned long active, num;
+	KT_ASSERT(s);
+
+	/* One object live: the slab's other 63 are in main or on the cpu freelist. */
+	void *p = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(slabinfo_objs("kt_sheaf_active", &active, &num));
+	KT_EXPECT(active == 64 && num == 64);
+	kmem_cache_free(s, p);
+	/* Freed into main: still allocated as far as the slab knows, as in the kernel. */
+	KT_ASSERT(slabinfo_objs("kt_sheaf_active", &active, &num));
+	KT_EXPECT(active == 64 && num == 64);
+	EXPECT_SYSFS("kt_sheaf_active", "objects", "64 N0=64\n");
+
+	/* 64 live, then none: 60 in the spare (main was full), 4 in main. */
+	alloc_n(s, objs, 64);
+	free_n(s, objs, 64);
+	KT_ASSERT(slabinfo_objs("kt_sheaf_active", &active, &num));
+	KT_EXPECT(active == 64 && num == 64);
+	KT_EXPECT(main_count(s) == 4 && my_slot(s)->spare->size == 60);
+	/* Shrinking gives them back: nothing is active, no slab is left. */
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	KT_ASSERT(slabinfo_objs("kt_sheaf_active", &active, &num));
+	KT_EXPECT(active == 0 && num == 0);
+	kmem_cache_destroy(s);
+}
+
+/* ---- cross-thread ------------------------------------------------------ */
+
+#define XN	(4 * CAP)	/* objects A hands to B */
+#define XHELD	(2 * CAP)	/* what B's main and spare keep of them */
+#define XBACK	(12 + 4 + 2 * CAP)	/* what A gets back without a new slab */
+
+struct xthread {
+	struct kmem_cache *s;
+	void **objs;
+	void *held[XHELD];		/* B's sheaves after the frees */
+	int nr_held, bad;
+	pthread_barrier_t freed, done;
+};
+
+static void *freeing_thread(void *arg)
+{
+	struct xthread *x = arg;
+
+	for (int i = 0; i < XN; i++) {
+		if (slab_check(x->objs[i], OBJ, (uintptr_t)i))
+			x->bad++;
+		kmem_cache_free(x->s, x->objs[i]);
+	}
+	/* What our sheaves hold must not be handed out while we hold it. */
+	struct kmem_cache_cpu *c = my_slot(x->s);
+	if (c && c->spare && c->count + c->spare->size == XHELD) {
+		memcpy(x->held, c->objs, c->count * sizeof(void *));
+		memcpy(x->held + c->count, c->spare->objects, c->spare->size * sizeof(void *));
+		x->nr_held = XHELD;
+	}
+	pthread_barrier_wait(&x->freed);
+	pthread_barrier_wait(&x->done);
+	return NULL;
+}
+
+KTEST(cross_thread_through_the_barn)
+{
+	unsigned long reports = kmem_report_count();
+	static void *mine[XN], *all[XBACK + XHELD];
+	struct xthread x = { .objs = mine };
+	pthread_t t;
+
+	x.s = cache64("kt_sheaf_xthr");
+	KT_ASSERT(x.s);
+	/* A (this thread) allocates 240 = 3 * 64 + 48: 4 slabs, 12 left in main. */
+	for (int i = 0; i < XN; i++) {
+		KT_ASSERT((mine[i] = kmem_cache_alloc(x.s, GFP)) != NULL);
+		slab_fill(mine[i], OBJ, (uintptr_t)i);
+	}
+	KT_EXPECT(main_count(x.s) == 12);
+	KT_EXPECT(stat_of(x.s, ALLOC_SLAB) == 4);
+
+	/*
+	 * B frees them all: into a main sheaf of its own, then the spare, then
+	 * two full sheaves go to the barn.  B keeps a full main and spare.
+	 */
+	pthread_barrier_init(&x.freed, NULL, 2);
+	pthread_barrier_init(&x.done, NULL, 2);
+	KT_ASSERT(pthread_create(&t, NULL, freeing_thread, &x) == 0);
+	pthread_barrier_wait(&x.freed);
+	KT_EXPECT(x.bad == 0);
+	KT_EXPECT(x.nr_held == XHELD);
+	KT_EXPECT(x.s->barn.nr_full == 2);
+	/* C0 is A (first to use the cache), C1 is B. */
+	EXPECT_SYSFS("kt_sheaf_xthr", "free_cpu_sheaf", "240 C1=240\n");
+	EXPECT_SYSFS("kt_sheaf_xthr", "barn_put", "2 C1=2\n");
+	EXPECT_SYSFS("kt_sheaf_xthr", "sheaf_alloc", "5 C0=1 C1=4\n");
+	EXPECT_SYSFS("kt_sheaf_xthr", "free_fastpath", "0\n");
+	EXPECT_SYSFS("kt_sheaf_xthr", "free_slowpath", "0\n");
+
+	/* A allocates again: main's 12, the cpu slab's 4, then both barn sheaves. */
+	for (int i = 0; i < XBACK; i++) {
+		KT_ASSERT((all[i] = kmem_cache_alloc(x.s, GFP)) != NULL);
+		slab_fill(all[i], OBJ, (uintptr_t)all[i]);
+	}
+	EXPECT_SYSFS("kt_sheaf_xthr", "barn_get", "2 C0=2\n");
+	EXPECT_SYSFS("kt_sheaf_xthr", "barn_get_fail", "4 C0=4\n");
+	EXPECT_SYSFS("kt_sheaf_xthr", "alloc_slab", "4 C0=4\n");
+	KT_EXPECT(x.s->barn.nr_full == 0);
+	/*
+	 * What A got and what B holds are distinct objects, and together they
+	 * are every object of the 4 slabs: nothing lost, nothing twice.
+	 */
+	memcpy(all + XBACK, x.held, sizeof(x.held));
+	KT_EXPECT(slab_disjoint(all, XBACK + XHELD, OBJ));
+	EXPECT_SYSFS("kt_sheaf_xthr", "total_objects", "256 N0=256\n");
+	for (int i = 0; i < XBACK; i++)
+		if (slab_check(all[i], OBJ, (uintptr_t)all[i]))
+			KT_FAIL("object %d (%p) overwritten", i, all[i]);
+	free_n(x.s, all, XBACK);
+
+	pthread_barrier_wait(&x.done);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&x.freed);
+	pthread_barrier_destroy(&x.done);
+	/* B's sheaves were flushed at its exit, ours and the barn's now. */
+	KT_EXPECT(kmem_cache_shrink(x.s) == 0);
+	EXPECT_SYSFS("kt_sheaf_xthr", "slabs", "0\n");
+	KT_EXPECT(stat_of(x.s, SHEAF_ALLOC) == stat_of(x.s, SHEAF_FREE));
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(x.s);
+}
+
+/* ---- bad frees ----------------------------------------------------------- */
+
+/*
+ * After double frees: 3 sheaves' worth of objects (every free one of the
+ * cache and more) are distinct, so no object was handed out twice.
+ */
+static bool not_handed_out_twice(struct kmem_cache *s)
+{
+	enum { N = 3 * CAP + 10 };
+	void *p[N];
+	bool ok;
+
+	alloc_n(s, p, N);
+	ok = distinct(p, N);
+	free_n(s, p, N);
+	return ok;
+}
+
+KTEST(double_free_on_top_of_a_sheaf)
+{
+	struct kmem_cache *s = cache64("kt_sheaf_df");
+	KT_ASSERT(s);
+
+	/* 66 live: main holds 58 of the second slab's objects. */
+	alloc_n(s, objs, 66);
+	KT_ASSERT(main_count(s) == 58);
+	unsigned long reports = kmem_report_count();
+
+	/* Main has room: the fast path sees x on top and leaves it to the slow path. */
+	kmem_cache_free(s, objs[65]);
+	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, objs[65]), "Object already free");
+	KT_EXPECT(main_count(s) == 59);
+	/* Main is full with x on top: the slow path checks before anything moves. */
+	kmem_cache_free(s, objs[64]);
+	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, objs[64]), "Object already free");
+	KT_EXPECT(main_count(s) == CAP);
+	/* x went into a new main (the full one is the spare now). */
+	kmem_cache_free(s, objs[63]);
+	KT_EXPECT(main_count(s) == 1 && my_slot(s)->spare->size == CAP);
+	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, objs[63]), "Object already free");
+	KT_EXPECT(main_count(s) == 1);
+	/* A bulk free of {x, x}: the second x is the top of main by then. */
+	void *pair[2] = { objs[62], objs[62] };
+	KT_ASSERT_ONE_REPORT(kmem_cache_free_bulk(s, 2, pair), "Object already free");
+	KT_EXPECT(main_count(s) == 2);
+	KT_EXPECT(stat_of(s, FREE_PCS) == 4);
+	KT_EXPECT(kmem_report_count() == reports + 4);
+
+	free_n(s, objs, 62);
+	KT_EXPECT(not_handed_out_twice(s));
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	EXPECT_SYSFS("kt_sheaf_df", "slabs", "0\n");
+	KT_EXPECT(kmem_report_count() == reports + 4);
+	kmem_cache_destroy(s);
+}
+
+KTEST(bulk_double_free_at_main_boundary)
+{
+	struct kmem_cache *s = cache64("kt_sheaf_bulk_df");
+	KT_ASSERT(s);
+	void *a = kmem_cache_alloc(s, GFP), *x = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(a && x);
+
+	kmem_cache_free(s, a);			/* main: 59 of 60 */
+	KT_ASSERT(main_count(s) == CAP - 1);
+	/* x fills main; the second x must not reach its slab as well. */
+	void *pair[2] = { x, x };
+	KT_ASSERT_ONE_REPORT(kmem_cache_free_bulk(s, 2, pair), "Object already free");
+	/* A bad entry between two copies does not hide the second one. */
+	void *y = kmem_cache_alloc(s, GFP), *z = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(y && z);
+	void *bad[3] = { y, (char *)z + 8, y };
+	unsigned long reports = kmem_report_count();
+	kmem_cache_free_bulk(s, 3, bad);
+	KT_EXPECT(kmem_report_count() == reports + 2);	/* the inside pointer, then y again */
+	kmem_cache_free(s, z);
+	KT_EXPECT(not_handed_out_twice(s));
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	kmem_cache_destroy(s);
+}
+
+KTEST(double_free_into_a_fully_free_slab)
+{
+	struct kmem_cache *s = cache64("kt_sheaf_df_empty");
+	KT_ASSERT(s);
+	void *x = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(x);
+
+	kmem_cache_free(s, x);
+	/* validate flushes this thread: x is back in its slab, now empty and kept. */
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_sheaf_df_empty/validate", "1") >= 0);
+	struct slab *slab = virt_to_slab(x);
+	KT_ASSERT(slab && ss_inuse(slab_state(slab)) == 0);
+	/* Every object of the slab is free: the sheaf must not take x again. */
+	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, x), "Object already free");
+	void *y = kmem_cache_alloc(s, GFP);
+	KT_EXPECT(y != NULL);
+	kmem_cache_free(s, y);
+	void *pair[1] = { x };
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	/* The same through a bulk free, once the slab is empty again. */
+	x = kmem_cache_alloc(s, GFP);
+	kmem_cache_free(s, x);
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_sheaf_df_empty/validate", "1") >= 0);
+	if ((slab = virt_to_slab(x)) && ss_inuse(slab_state(slab)) == 0)
+		KT_ASSERT_ONE_REPORT(kmem_cache_free_bulk(s, 1, pair), "Object already free");
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	kmem_cache_destroy(s);
+}
+
+KTEST(double_kfree_on_top_of_a_sheaf)
+{
+	struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(OBJ)];
+	KT_ASSERT(s && s->sheaf_capacity == CAP);
+	unsigned long reports = kmem_report_count();
+	void *x = kmalloc(OBJ, GFP);
+
+	KT_ASSERT(x);
+	kfree(x);
+	KT_ASSERT_ONE_REPORT(kfree(x), "Object already free");
+	/* And again: the report names the kmalloc cache. */
+	KT_ASSERT_ONE_REPORT(kfree(x), "BUG kmalloc-64 ");
+	KT_EXPECT(not_handed_out_twice(s));
+	/* kmalloc() hands it out once too. */
+	void *p[3 * CAP];
+	for (int i = 0; i < 3 * CAP; i++)
+		KT_ASSERT((p[i] = kmalloc(OBJ, GFP)) != NULL);
+	KT_EXPECT(distinct(p, 3 * CAP));
+	for (int i = 0; i < 3 * CAP; i++)
+		kfree(p[i]);
+	KT_EXPECT(kmem_report_count() == reports + 2);
+}
+
+/* ---- nothing leaks ------------------------------------------------------- */
+
+KTEST(destroy_with_objects_in_sheaves_and_barn)
+{
+	long pages0 = slab_pages_now(), unrecl0 = kt_vmstat("nr_slab_unreclaimable");
+	unsigned long reports = kmem_report_count();
+	struct kmem_cache *s = cache64("kt_sheaf_destroy");
+	KT_ASSERT(s);
+
+	/*
+	 * 185 = 3 * CAP + 5 from 3 slabs (main keeps 3 of the last refill), all
+	 * freed: 8 in main, a full spare, two full sheaves in the barn.
+	 */
+	alloc_n(s, objs, 3 * CAP + 5);
+	KT_EXPECT(distinct(objs, 3 * CAP + 5));
+	KT_EXPECT(main_count(s) == 3);
+	free_n(s, objs, 3 * CAP + 5);
+	KT_EXPECT(main_count(s) == 8 && my_slot(s)->spare->size == CAP);
+	KT_EXPECT(s->barn.nr_full == 2);
+	KT_EXPECT(slab_pages_now() > pages0);
+
+	/* They are free objects, not leaks: destroy says nothing and frees every slab. */
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	kmem_cache_destroy(s);
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(out[0] == '\0');
+	if (out[0])
+		fprintf(stderr, "%s", out);
+	free(out);
+	KT_EXPECT(kmem_report_count() == reports);
+	KT_EXPECT(slab_pages_now() == pages0);
+	KT_EXPECT(kt_vmstat("nr_slab_unreclaimable") == unrecl0);
+	KT_EXPECT(!strncmp(sysfs("kt_sheaf_destroy", "slabs"), "ERR", 3));
+}
+
+/* A thread that allocates @n objects of @s, frees them and exits. */
+struct exiting {
+	struct kmem_cache *s;
+	int n, bad;
+};
+
+static void *alloc_free_exit(void *arg)
+{
+	struct exiting *e = arg;
+	void **p = calloc((size_t)e->n, sizeof(*p));
+
+	for (int i = 0; i < e->n; i++) {
+		p[i] = kmem_cache_alloc(e->s, GFP);
+		slab_fill(p[i], OBJ, (uintptr_t)i);
+	}
+	for (int i = 0; i < e->n; i++) {
+		e->bad += slab_check(p[i], OBJ, (uintptr_t)i) != 0;
+		kmem_cache_free(e->s, p[i]);
+	}
+	free(p);
+	return NULL;
+}
+
+KTEST(thread_exit_returns_its_sheaves)
+{
+	unsigned long reports = kmem_report_count();
+	struct exiting e = { .n = 100 };
+	pthread_t t;
+
+	e.s = cache64("kt_sheaf_exit");
+	KT_ASSERT(e.s);
+	/*
+	 * 100 objects from 2 slabs, then freed: main fills, becomes the spare,
+	 * the next main fills and goes to the barn; the thread exits with 4 in
+	 * main and 60 in the spare, which its exit flushes back to the slabs.
+	 */
+	KT_ASSERT(pthread_create(&t, NULL, alloc_free_exit, &e) == 0);
+	pthread_join(t, NULL);
+	KT_EXPECT(e.bad == 0);
+	KT_EXPECT(my_slot(e.s) == NULL);	/* this thread never touched it */
+	/*
+	 * An exited thread's counts are in the totals only.  Its exit flushed
+	 * main (4 objects of the cpu slab) and the spare (24 of the cpu slab,
+	 * 36 of the first, full, slab: one run, which makes that slab a cpu
+	 * partial one), then deactivated the cpu slab (to the head: it has
+	 * free objects, none freed remotely) and put the partial slab back.
+	 */
+	EXPECT_STATS(e.s, [ALLOC_PCS] = 96, [ALLOC_FASTPATH] = 4, [FREE_PCS] = 100,
+		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [SHEAF_FREE] = 2,
+		     [SHEAF_FLUSH] = 64, [BARN_GET_FAIL] = 2, [BARN_PUT] = 1,
+		     [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1, [CPUSLAB_FLUSH] = 1,
+		     [CPU_PARTIAL_FREE] = 1, [DEACTIVATE_TO_HEAD] = 1);
+	/* Only the barn's sheaf is still allocated to the slabs. */
+	EXPECT_SYSFS("kt_sheaf_exit", "objects", "60 N0=60\n");
+	EXPECT_SYSFS("kt_sheaf_exit", "slabs", "2 N0=2\n");
+	EXPECT_SYSFS("kt_sheaf_exit", "cpu_slabs", "0\n");
+	KT_EXPECT(e.s->barn.nr_full == 1);
+
+	KT_EXPECT(kmem_cache_shrink(e.s) == 0);
+	KT_EXPECT(my_slot(e.s) == NULL);
+	EXPECT_SYSFS("kt_sheaf_exit", "slabs", "0\n");
+	EXPECT_SYSFS("kt_sheaf_exit", "sheaf_flush", "124\n");
+	EXPECT_SYSFS("kt_sheaf_exit", "sheaf_free", "3\n");
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(e.s);
+}
+
+/* ---- fork ----------------------------------------------------------------- */
+
+struct churn {
+	struct kmem_cache *s;
+	atomic_bool stop;
+	atomic_ulong rounds;
+};
+
+/* Moves sheaves through the barn (and so its lock) as fast as it can. */
+static void *churn_thread(void *arg)
+{
+	struct churn *ch = arg;
+	void *p[3 * CAP + 5];
+
+	while (!atomic_load(&ch->stop)) {
+		alloc_n(ch->s, p, 3 * CAP + 5);
+		free_n(ch->s, p, 3 * CAP + 5);
+		atomic_fetch_add(&ch->rounds, 1);
+	}
+	return NULL;
+}
+
+static void fork_child(void *arg)
+{
+	unsigned long reports = kmem_report_count();
+	struct kmem_cache *s = arg;
+	void *p[4 * CAP + 1];
+
+	/* A lock left held by a thread that does not exist here would hang us. */
+	alarm(60);
+	KT_EXPECT(slab_cache_works(s, OBJ));
+	/* The barn both ways: put full sheaves, then get them back. */
+	unsigned long put = stat_of(s, BARN_PUT), get = stat_of(s, BARN_GET);
+	alloc_n(s, p, 4 * CAP + 1);
+	KT_EXPECT(distinct(p, 4 * CAP + 1));
+	free_n(s, p, 4 * CAP + 1);
+	alloc_n(s, p, 4 * CAP + 1);
+	KT_EXPECT(distinct(p, 4 * CAP + 1));
+	free_n(s, p, 4 * CAP + 1);
+	KT_EXPECT(stat_of(s, BARN_PUT) > put && stat_of(s, BARN_GET) > get);
+
+	/* A cache of the child's own, with sheaves, and kmalloc. */
+	struct kmem_cache *mine = cache64("kt_sheaf_fork_child");
+	KT_ASSERT(mine);
+	KT_EXPECT(slab_cache_works(mine, OBJ));
+	KT_EXPECT(stat_of(mine, ALLOC_PCS) > 0 && stat_of(mine, FREE_PCS) > 0);
+	KT_EXPECT(kmem_cache_shrink(mine) == 0);
+	kmem_cache_destroy(mine);
+	for (int i = 0; i < 4 * CAP + 1; i++)
+		KT_ASSERT((p[i] = kmalloc(OBJ, GFP)) != NULL);
+	KT_EXPECT(distinct(p, 4 * CAP + 1));
+	for (int i = 0; i < 4 * CAP + 1; i++)
+		kfree(p[i]);
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
+KTEST(fork_while_another_thread_uses_the_barn)
+{
+	unsigned long reports = kmem_report_count();
+	struct churn ch = { 0 };
+	pthread_t t;
+	void *p[3 * CAP + 5];
+
+	ch.s = cache64("kt_sheaf_fork");
+	KT_ASSERT(ch.s);
+	/* Our own sheaves and the barn hold objects when we fork. */
+	alloc_n(ch.s, p, 3 * CAP + 5);
+	free_n(ch.s, p, 3 * CAP + 5);
+	KT_ASSERT(pthread_create(&t, NULL, churn_thread, &ch) == 0);
+	for (int i = 0; i < 10; i++) {
+		unsigned long r = atomic_load(&ch.rounds);
+		while (atomic_load(&ch.rounds) == r)
+			sched_yield();
+		int status = kt_fork(fork_child, ch.s);
+		if (!KT_CHILD_OK(status)) {
+			atomic_store(&ch.stop, true);
+			pthread_join(t, NULL);
+		}
+		KT_ASSERT_CHILD_OK(status);
+	}
+	atomic_store(&ch.stop, true);
+	pthread_join(t, NULL);
+	KT_EXPECT(kmem_cache_shrink(ch.s) == 0);
+	EXPECT_SYSFS("kt_sheaf_fork", "slabs", "0\n");
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(ch.s);
+}
+
+/* ---- slub_sheaves=0 --------------------------------------------------------- */
+
+/* In a fresh process: no cache has sheaves, and nothing counts a sheaf. */
+static void child_no_sheaves(void)
+{
+	if (kmem_init(CMDLINE " slub_sheaves=0")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	struct kmem_cache *s = kmem_cache_create("kt_nosheaf", OBJ, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	KT_EXPECT(s->sheaf_capacity == 0);
+	EXPECT_SYSFS("kt_nosheaf", "sheaf_capacity", "0\n");
+	EXPECT_SYSFS("kmalloc-64", "sheaf_capacity", "0\n");
+	KT_EXPECT(check_every_cache(false) >= 14);
+
+	alloc_n(s, objs, 3 * CAP + 5);
+	KT_EXPECT(distinct(objs, 3 * CAP + 5));
+	free_n(s, objs, 3 * CAP + 5);
+	struct kmem_cache_cpu *c = my_slot(s);
+	KT_ASSERT(c);
+	KT_EXPECT(!c->main && !c->spare && c->cap == 0);
+	/* 185 objects from 3 slabs of 64: one slow path a slab, the rest fast. */
+	EXPECT_SYSFS("kt_nosheaf", "alloc_slowpath", "3 C0=3\n");
+	EXPECT_SYSFS("kt_nosheaf", "alloc_fastpath", "182 C0=182\n");
+	for (int i = ALLOC_PCS; i <= BARN_PUT_FAIL; i++)
+		EXPECT_SYSFS("kt_nosheaf", slub_stat_names[i], "0\n");
+	void *x = kmem_cache_alloc(s, GFP);
+	kmem_cache_free(s, x);
+	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, x), "Object already free");
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	kmem_cache_destroy(s);
+}
+
+static const struct slab_child children[] = {
+	{ "no_sheaves", child_no_sheaves },
+};
+
+KTEST(no_sheaves_when_booted_with_slub_sheaves_0)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("no_sheaves"));
+}
+
+KTEST_MAIN(
+	slab_child_dispatch(children, sizeof(children) / sizeof(children[0]));
+	if (kmem_init(CMDLINE " slub_sheaves=1")) { printf("kmem_init failed\n"); return 1; }
+)
