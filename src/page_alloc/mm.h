@@ -33,8 +33,8 @@ enum pageflags {
 /*
  * 64 bytes, like the kernel's.  Words 1..6 are a union: buddy/pcp linkage
  * for free pages, compound_head for tail pages, and six words the slab
- * back-ends overlay with their struct slab (word 4/5 = freelist/counters,
- * 16-byte aligned for a double-word compare-and-swap).
+ * back-ends overlay with their struct slab (SLUB: word 1 the cache, word 4
+ * one 64-bit state word for freelist and counters, see slab/slub.h).
  */
 struct page {
 	unsigned long flags;

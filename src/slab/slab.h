@@ -2,8 +2,9 @@
 /*
  * The slab core: what every back-end (SLUB now; SLAB and SLOB later) shares.
  * struct kmem_cache's common part, the back-end interface, and the cache
- * list.  Back-end specific state lives in the union at the end of struct
- * kmem_cache; a back-end never touches another's part.
+ * list.  SLUB's per-cache state (the node and its barn) sits at the end of
+ * struct kmem_cache; SLAB and SLOB will add theirs beside it, and a
+ * back-end never touches another's part.
  */
 #ifndef KMEM_SLAB_INTERNAL_H
 #define KMEM_SLAB_INTERNAL_H

@@ -399,6 +399,18 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 	}
 }
 
+/*
+ * Objects the cpu slab's freelist has handed out so far: to allocations
+ * (ALLOC_FASTPATH) and to sheaf refills (SHEAF_REFILL, counted as the
+ * refill goes, see __slub_alloc_from_slabs).  The thrash detector compares
+ * it with the watermark.
+ */
+static unsigned int served_mark(const struct kmem_cache_cpu *c)
+{
+	return __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->stat[SHEAF_REFILL], __ATOMIC_RELAXED);
+}
+
 static bool thrashing(const struct kmem_cache *s, const struct kmem_cache_cpu *c)
 {
 	return s->min_free_watermark && c->thrash >= THRASH_ON;
@@ -414,8 +426,7 @@ static void thrash_account(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	if (!s->min_free_watermark || !c->from_partial)
 		return;
-	unsigned int served = __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED) -
-			      c->fast_mark + 1;
+	unsigned int served = served_mark(c) - c->fast_mark + 1;
 	if (served < s->min_free_watermark) {
 		if (c->thrash < THRASH_MAX)
 			c->thrash++;
@@ -523,7 +534,7 @@ new_cpu_slab_partial:
 	c->from_partial = 1;
 new_cpu_slab:
 	set_cpu_slab(s, c, slab);
-	c->fast_mark = __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED);
+	c->fast_mark = served_mark(c);
 load:
 	c->freelist = get_freepointer(s, freelist);
 	return freelist;
@@ -720,12 +731,15 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
 				     unsigned int n, void **p)
 {
-	unsigned int i;
+	unsigned int i, counted = 0;
 
 	for (i = 0; i < n; i++) {
 		void *obj = c->freelist;
 
 		if (unlikely(!obj)) {
+			/* Counted before the refill's thrash accounting reads it. */
+			stat_add(c, SHEAF_REFILL, i - counted);
+			counted = i;
 			obj = ___slab_alloc(s, i ? gfp | __GFP_NOWARN : gfp, c);
 			if (unlikely(!obj))
 				break;
@@ -734,6 +748,7 @@ unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu
 		}
 		p[i] = obj;
 	}
+	stat_add(c, SHEAF_REFILL, i - counted);
 	return i;
 }
 

@@ -291,8 +291,7 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 			unsigned int n = __slub_alloc_from_slabs(s, c, gfp, c->cap, c->objs);
 			if (!n)
 				return NULL;
-			c->count = n;
-			stat_add(c, SHEAF_REFILL, n);
+			c->count = n;	/* SHEAF_REFILL counted as it went */
 		}
 	}
 	stat_inc(c, ALLOC_PCS);

@@ -16,11 +16,11 @@
  * Differences, all because "CPUs" are threads here:
  *  - SLUB_STATS files print the total then " C<i>=<n>" for each live thread
  *    using the cache with a non-zero count, i numbering those threads in
- *    the order they first used the cache; counts of exited threads are in
+ *    the order they first used any cache; counts of exited threads are in
  *    the total only.  slabs_cpu_partial numbers its C<i> the same way.
  *  - cpu_slabs adds every thread's cpu partial slabs (the kernel skips a
  *    CPU's partial slabs while it has no cpu slab, a short-lived state).
- *  - writing cpu_partial flushes the writing thread's cpu slab only.
+ *  - writing cpu_partial flushes the writing thread's sheaves and cpu slab only.
  *  - validate accepts "1" for every cache, not only debug ones (checks the
  *    node partial slabs; errors are reported on stderr, the write succeeds,
  *    as in the kernel).
