@@ -47,6 +47,10 @@
  * getrusage()'s ru_maxrss, final_kb the resident size (/proc/self/statm) at
  * the end of the workload, live_kb the bytes the workload holds then
  * (requested sizes), mid_kb for frag: the resident size after the 90% free.
+ * Under libkmem-malloc.so each RESULT is followed by
+ *   KMEMSTAT wl=hot16 alloc_fastpath=0 ... barn_put=0 pgalloc_normal=17 pgreported=0
+ * the SLUB counters summed over the kmalloc-* and malloc-* caches and two
+ * /proc/vmstat items, as differences since the previous KMEMSTAT line.
  *
  *   bench_peers_workloads WORKLOAD [-x SCALE]    SCALE multiplies the op counts
  *                                                (default 1; e.g. 0.2 for a smoke run)
@@ -185,12 +189,15 @@ static inline void check(const void *p, size_t size, const char *wl)
 typedef long (*kmem_read_fn)(const char *path, char *buf, size_t size);
 static kmem_read_fn kread;
 static const char *const kstat_names[] = {
+	/* SLUB_STATS: every allocation is one of alloc_cpu_sheaf, alloc_fastpath,
+	 * alloc_slowpath; every free one of free_cpu_sheaf, free_fastpath, free_slowpath. */
 	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "alloc_slab", "free_slab",
+	"alloc_cpu_sheaf", "free_cpu_sheaf", "sheaf_flush", "sheaf_refill", "barn_get", "barn_put",
 	/* From /proc/vmstat: pages from the buddy allocator, pages given back to the OS. */
 	"pgalloc_normal", "pgreported",
 };
 #define NR_KSTAT (int)(sizeof(kstat_names) / sizeof(kstat_names[0]))
-#define NR_SLUB_KSTAT 6
+#define NR_SLUB_KSTAT (NR_KSTAT - 2)
 static unsigned long long kstat_last[NR_KSTAT];
 
 static int find_kmem(struct dl_phdr_info *info, size_t size, void *arg)
@@ -205,34 +212,34 @@ static int find_kmem(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* Sum of each counter over the caches /proc/slabinfo lists. */
+/*
+ * Sum of each counter over the caches malloc uses: kmalloc-<n> (the size
+ * classes that are kmalloc buckets) and malloc-<n> (the others), found by
+ * listing /sys/kernel/slab/ (one entry per line).  Both kinds are unmerged,
+ * so each directory is one cache, counted once.
+ */
 static void kstat_read(unsigned long long *v)
 {
 	static char info[1 << 16];
 	char path[256], buf[4096];
 
 	memset(v, 0, sizeof(*v) * NR_KSTAT);
-	long n = kread("/proc/slabinfo", info, sizeof(info) - 1);
-	if (n <= 0)
+	long n = kread("/sys/kernel/slab", info, sizeof(info));
+	if (n <= 0 || n >= (long)sizeof(info))
 		return;
-	info[n] = '\0';
 	for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
-		char name[128];
-		if (line[0] == '#' || !strncmp(line, "slabinfo", 8) || sscanf(line, "%127s", name) != 1)
+		if (strncmp(line, "kmalloc-", 8) && strncmp(line, "malloc-", 7))
 			continue;
 		for (int i = 0; i < NR_SLUB_KSTAT; i++) {
-			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", name, kstat_names[i]);
-			long m = kread(path, buf, sizeof(buf) - 1);
-			if (m > 0) {
-				buf[m] = '\0';
+			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", line, kstat_names[i]);
+			/* "<total> C0=<n> ...": the total comes first (kmem_read NUL-terminates). */
+			if (kread(path, buf, sizeof(buf)) > 0)
 				v[i] += strtoull(buf, NULL, 10);
-			}
 		}
 	}
-	n = kread("/proc/vmstat", info, sizeof(info) - 1);
-	if (n <= 0)
+	n = kread("/proc/vmstat", info, sizeof(info));
+	if (n <= 0 || n >= (long)sizeof(info))
 		return;
-	info[n] = '\0';
 	for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
 		char name[128];
 		unsigned long long val;

@@ -35,13 +35,17 @@
  * the seed's 2..4.
  *
  * Each configuration runs in its own forked process (kmem_init once per
- * process): kmem with slab_thrash_ratio 0 and 20 on kmalloc-256 and
- * kmalloc-2k (set through /sys/kernel/slab/<cache>/slab_thrash_ratio when
- * that file exists, else slub_set_min_free_watermark()), each also with
- * cpu_partial=0 ("np": no per-thread partial lists, which 2009's SLUB did
- * not have yet; through sysfs or slub_set_cpu_partial()), glibc's malloc, and
- * jemalloc, mimalloc and tcmalloc loaded with dlopen as in
- * bench_slab_vs_malloc.  Configurations are interleaved over ROUNDS rounds;
+ * process).  The seed is about cpu slabs, so its configurations boot the
+ * classic SLUB the seed ran on (slub_sheaves=0: cpu slabs and partial
+ * lists, no sheaves): kmem with slab_thrash_ratio 0 and 20 on kmalloc-256
+ * and kmalloc-2k ("kmem r0", "kmem r20"; set through
+ * /sys/kernel/slab/<cache>/slab_thrash_ratio when that file exists, else
+ * slub_set_min_free_watermark()), each also with cpu_partial=0 ("np": no
+ * per-thread partial lists, which 2009's SLUB did not have yet; through
+ * sysfs or slub_set_cpu_partial()).  "kmem" is today's default boot
+ * (sheaves on, slab_thrash_ratio 0), judged against glibc's malloc.  Then
+ * glibc's malloc, and jemalloc, mimalloc and tcmalloc loaded with dlopen as
+ * in bench_slab_vs_malloc.  Configurations are interleaved over ROUNDS rounds;
  * throughput is the median, the SLUB counters (slub_stat_sum over all
  * threads) are summed over the rounds.
  *
@@ -67,6 +71,7 @@
 #include "slab/slub.h"
 
 #define CMDLINE		"mem=512M"
+#define CMDLINE_CLASSIC	CMDLINE " slub_sheaves=0"	/* the seed's SLUB: no sheaves */
 #define HDR_SIZE	256
 #define DATA_SIZE	2048
 #define RING		256		/* slots per ring, >= WINDOW */
@@ -75,13 +80,16 @@
 #define MAX_PCOUNTS	16
 
 enum cfg {
-	C_KMEM0, C_KMEM20, C_KMEM0_NP, C_KMEM20_NP,	/* kmem configurations */
+	C_KMEM,						/* the defaults: sheaves */
+	C_KMEM0, C_KMEM20, C_KMEM0_NP, C_KMEM20_NP,	/* slub_sheaves=0, the seed's SLUB */
 	C_GLIBC, C_JEMALLOC, C_MIMALLOC, C_TCMALLOC, NR_CFGS
 };
-#define NR_KMEM_CFGS	4
+#define NR_KMEM_CFGS	5
 static const char *const cfg_name[NR_CFGS] = {
-	"kmem r0", "kmem r20", "kmem r0 np", "kmem r20 np", "glibc", "jemalloc", "mimalloc", "tcmalloc",
+	"kmem", "kmem r0", "kmem r20", "kmem r0 np", "kmem r20 np",
+	"glibc", "jemalloc", "mimalloc", "tcmalloc",
 };
+static bool cfg_classic(int c) { return c != C_KMEM && c < NR_KMEM_CFGS; }
 static bool cfg_ratio20(int c) { return c == C_KMEM20 || c == C_KMEM20_NP; }
 static bool cfg_nopartial(int c) { return c == C_KMEM0_NP || c == C_KMEM20_NP; }
 
@@ -348,15 +356,18 @@ static void run_job(void *arg)
 
 	memset(r, 0, sizeof(*r));
 	if (j->cfg < NR_KMEM_CFGS) {
-		if (kmem_init(CMDLINE)) {
-			fprintf(stderr, "bench_slab_prodcons: kmem_init(\"%s\") failed\n", CMDLINE);
+		const char *cmdline = cfg_classic(j->cfg) ? CMDLINE_CLASSIC : CMDLINE;
+		if (kmem_init(cmdline)) {
+			fprintf(stderr, "bench_slab_prodcons: kmem_init(\"%s\") failed\n", cmdline);
 			_exit(2);
 		}
 		A.kmem = true;
 		A.kmalloc = kmalloc;
 		A.kfree = kfree;
 		for (int k = 0; k < NR_CACHES; k++) {
-			r->via_sysfs = set_attr(k, "slab_thrash_ratio", cfg_ratio20(j->cfg) ? 20 : 0);
+			if (cfg_classic(j->cfg))
+				r->via_sysfs = set_attr(k, "slab_thrash_ratio",
+							cfg_ratio20(j->cfg) ? 20 : 0);
 			if (cfg_nopartial(j->cfg))
 				set_attr(k, "cpu_partial", 0);
 			struct kmem_cache *s = kcache(k);
@@ -417,7 +428,7 @@ static void run_job(void *arg)
 /*
  * One throughput table, medians over the rounds, thousands of transactions
  * per CPU-second (@per_cpu) or per second.  Returns at how many pair counts
- * kmem r0 did at least as well as glibc, *@rows out of how many.
+ * kmem (the defaults) did at least as well as glibc, *@rows out of how many.
  */
 static int print_throughput(bool per_cpu, int *rows)
 {
@@ -427,12 +438,12 @@ static int print_throughput(bool per_cpu, int *rows)
 	if (per_cpu)
 		printf("\nTransactions per CPU-second (process CPU time, all threads), thousands, medians:\n");
 	else
-		printf("\nTransactions per second (wall clock), thousands, medians; and CPUs used by kmem r0:\n");
+		printf("\nTransactions per second (wall clock), thousands, medians; and CPUs used by kmem:\n");
 	printf("%5s |", "pairs");
 	for (int c = 0; c < NR_CFGS; c++)
 		printf(" %11s", cfg_name[c]);
 	if (per_cpu)
-		printf(" | %8s %8s %8s\n", "r20/r0", "np", "r0/glibc");
+		printf(" | %8s %8s %8s %10s\n", "r20/r0", "np", "kmem/r0", "kmem/glibc");
 	else
 		printf(" | %5s\n", "CPUs");
 	for (int pi = 0; pi < npcounts; pi++) {
@@ -447,7 +458,7 @@ static int print_throughput(bool per_cpu, int *rows)
 					v[n++] = per_cpu ? slot(r, pi, c)->tpc : slot(r, pi, c)->tps;
 				}
 			med[pi][c] = n ? bench_median(v, n) : 0;
-			if (c == C_KMEM0 && n)
+			if (c == C_KMEM && n)
 				cpus = bench_median(u, n);
 			if (n)
 				printf(" %11.1f", med[pi][c] / 1e3);
@@ -458,18 +469,20 @@ static int print_throughput(bool per_cpu, int *rows)
 			printf(" | %5.2f\n", cpus);
 			continue;
 		}
-		char a[16] = "-", b[16] = "-", g[16] = "-";
+		char a[16] = "-", b[16] = "-", d[16] = "-", g[16] = "-";
 		if (med[pi][C_KMEM0] > 0 && med[pi][C_KMEM20] > 0)
 			snprintf(a, sizeof(a), "%.2fx", med[pi][C_KMEM20] / med[pi][C_KMEM0]);
 		if (med[pi][C_KMEM0_NP] > 0 && med[pi][C_KMEM20_NP] > 0)
 			snprintf(b, sizeof(b), "%.2fx", med[pi][C_KMEM20_NP] / med[pi][C_KMEM0_NP]);
-		if (med[pi][C_KMEM0] > 0 && med[pi][C_GLIBC] > 0) {
-			snprintf(g, sizeof(g), "%.2fx", med[pi][C_KMEM0] / med[pi][C_GLIBC]);
+		if (med[pi][C_KMEM] > 0 && med[pi][C_KMEM0] > 0)
+			snprintf(d, sizeof(d), "%.2fx", med[pi][C_KMEM] / med[pi][C_KMEM0]);
+		if (med[pi][C_KMEM] > 0 && med[pi][C_GLIBC] > 0) {
+			snprintf(g, sizeof(g), "%.2fx", med[pi][C_KMEM] / med[pi][C_GLIBC]);
 			nrows++;
-			if (med[pi][C_KMEM0] >= med[pi][C_GLIBC])
+			if (med[pi][C_KMEM] >= med[pi][C_GLIBC])
 				met++;
 		}
-		printf(" | %8s %8s %8s\n", a, b, g);
+		printf(" | %8s %8s %8s %10s\n", a, b, d, g);
 	}
 	if (rows)
 		*rows = nrows;
@@ -493,9 +506,14 @@ static void usage(void)
 	exit(2);
 }
 
-static double ratio(unsigned long a, unsigned long b)
+/* @a / @b with @prec decimals into @buf, "-" when @b is 0. */
+static const char *ratio(char *buf, size_t size, unsigned long a, unsigned long b, int prec)
 {
-	return b ? (double)a / (double)b : 0;
+	if (!b)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.*f", prec, (double)a / (double)b);
+	return buf;
 }
 
 int main(int argc, char **argv)
@@ -577,12 +595,16 @@ int main(int argc, char **argv)
 	       "it and allocates a response of the same shape, which the client frees: 4 allocations\n"
 	       "and 4 cross-thread frees. Window %u transactions in flight per pair; the server\n"
 	       "answers in random order out of up to %u waiting requests (0 = in order).\n"
-	       "%.2f s per run; median of %d interleaved rounds; every run a fresh process;\n"
-	       "kmem_init(\"%s\"). Machine: %s (pairs > CPUs oversubscribe);\n"
+	       "%.2f s per run; median of %d interleaved rounds; every run a fresh process.\n"
+	       "Machine: %s (pairs > CPUs oversubscribe);\n"
 	       "load average %.2f at the start.\n"
-	       "kmem r0/r20: slab_thrash_ratio 0/20 on kmalloc-256 and kmalloc-2k; np: also\n"
-	       "cpu_partial=0 (no per-thread partial lists, as in 2009's SLUB, the seed's kernel).\n",
-	       HDR_SIZE, DATA_SIZE, window, depth, seconds, rounds, CMDLINE, machine, load);
+	       "kmem r0/r20: kmem_init(\"%s\"), the classic SLUB the seed ran on (cpu\n"
+	       "slabs and partial lists, no sheaves), slab_thrash_ratio 0/20 on kmalloc-256 and\n"
+	       "kmalloc-2k; np: also cpu_partial=0 (no per-thread partial lists, as in 2009's SLUB,\n"
+	       "the seed's kernel). kmem: kmem_init(\"%s\"), today's defaults (sheaves on,\n"
+	       "slab_thrash_ratio 0).\n",
+	       HDR_SIZE, DATA_SIZE, window, depth, seconds, rounds, machine, load, CMDLINE_CLASSIC,
+	       CMDLINE);
 	if (k20)
 		printf("slab_thrash_ratio=20 set through %s:\n"
 		       "effective %u%% = watermark %u of %u objects (%s), %u%% = %u of %u (%s)\n",
@@ -608,21 +630,25 @@ int main(int argc, char **argv)
 			snprintf(label, sizeof(label), "%s (the seed's %s)", kname, seed_cache_name[k]);
 		else
 			snprintf(label, sizeof(label), "%s", kname);
-		printf("\n%s, SLUB counters summed over the %d rounds (ratios: fast / slow):\n", label,
-		       rounds);
-		printf("%5s %-11s | %12s %12s %8s | %12s %12s %8s | %10s %10s\n", "pairs", "config",
-		       "alloc_fast", "alloc_slow", "ratio", "free_fast", "free_slow", "ratio",
-		       "thrash_det", "skip_part");
+		printf("\n%s, SLUB counters summed over the %d rounds\n(sheaf: alloc_cpu_sheaf, "
+		       "free_cpu_sheaf; ratios: fast / slow, as in the seed; \"-\": no slow path):\n",
+		       label, rounds);
+		printf("%5s %-11s | %11s %11s %11s %7s | %11s %11s %11s %7s | %10s %10s\n", "pairs",
+		       "config", "alloc_sheaf", "alloc_fast", "alloc_slow", "ratio", "free_sheaf",
+		       "free_fast", "free_slow", "ratio", "thrash_det", "skip_part");
 		for (int pi = 0; pi < npcounts; pi++)
 			for (int c = 0; c < NR_KMEM_CFGS; c++) {
 				unsigned long s[NR_SLUB_STAT_ITEMS] = { 0 };
 				for (int r = 0; r < rounds; r++)
 					for (int si = 0; si < NR_SLUB_STAT_ITEMS; si++)
 						s[si] += slot(r, pi, c)->stat[k][si];
-				printf("%5d %-11s | %12lu %12lu %8.2f | %12lu %12lu %8.3f | %10lu %10lu\n",
-				       pcounts[pi], cfg_name[c], s[ALLOC_FASTPATH], s[ALLOC_SLOWPATH],
-				       ratio(s[ALLOC_FASTPATH], s[ALLOC_SLOWPATH]), s[FREE_FASTPATH],
-				       s[FREE_SLOWPATH], ratio(s[FREE_FASTPATH], s[FREE_SLOWPATH]),
+				char ra[16], rf[16];
+				printf("%5d %-11s | %11lu %11lu %11lu %7s | %11lu %11lu %11lu %7s | %10lu %10lu\n",
+				       pcounts[pi], cfg_name[c], s[ALLOC_PCS], s[ALLOC_FASTPATH],
+				       s[ALLOC_SLOWPATH],
+				       ratio(ra, sizeof(ra), s[ALLOC_FASTPATH], s[ALLOC_SLOWPATH], 2),
+				       s[FREE_PCS], s[FREE_FASTPATH], s[FREE_SLOWPATH],
+				       ratio(rf, sizeof(rf), s[FREE_FASTPATH], s[FREE_SLOWPATH], 3),
 				       s[THRASH_DETECTED], s[THRASH_SKIP_PARTIAL]);
 				if (verbose) {
 					printf("      ");
@@ -635,7 +661,7 @@ int main(int argc, char **argv)
 	}
 
 	printf("\nTarget: producer/consumer throughput at least glibc's"
-	       " (kmem r0, the defaults, vs glibc; per CPU-second):\n");
+	       " (kmem, the defaults with sheaves, vs glibc; per CPU-second):\n");
 	if (!rows)
 		printf("  n/a\n");
 	else

@@ -12,7 +12,10 @@
 function fmt_ns(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x) }
 function fmt_mb(kb) { return sprintf("%.1f", kb / 1024) }
 function fmt_x(x) { return sprintf("%.2fx", x) }
-function pct(a, b) { return (a + b) > 0 ? sprintf("%.1f%%", 100 * a / (a + b)) : "-" }
+# a as a share of total; per 1000 objects; a count per 1000 with 2 to 3 significant digits.
+function share(a, total) { return total > 0 ? sprintf("%.1f%%", 100 * a / total) : "-" }
+function per1k(x, objs) { return objs > 0 ? 1000 * x / objs : 0 }
+function fmt_k(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x) }
 
 # Median of arr[key, 1..cnt].
 function median(arr, key, cnt,    v, i, j, t) {
@@ -29,7 +32,8 @@ function median(arr, key, cnt,    v, i, j, t) {
 	return (v[cnt / 2] + v[cnt / 2 + 1]) / 2
 }
 
-# kmalloc's size class for a request: 8, 16, 32, 64, 96, 128, 192, then powers of 2.
+# kmalloc's bucket for a request: 8, 16, 32, 64, 96, 128, 192, then powers of 2
+# (what malloc uses with malloc.fine_classes=0).
 function kclass(s,    c) {
 	if (s <= 8) return 8
 	if (s <= 16) return 16
@@ -43,23 +47,46 @@ function kclass(s,    c) {
 	return c
 }
 
-# Mean kmalloc class / mean request over uniform sizes lo..hi.
-function round_uniform(lo, hi,    s, req, got) {
+# kmem's malloc size class (src/malloc/size_class.c, the default
+# malloc.fine_classes=1): every 16 B up to 128, then four per doubling
+# (160, 192, 224, 256, 320, ..., 8192); at least 16.
+function mclass(s,    p, step) {
+	if (s <= 128)
+		return s <= 16 ? 16 : int((s + 15) / 16) * 16
+	for (p = 128; p * 2 < s; p *= 2)
+		;
+	step = p / 4
+	return int((s + step - 1) / step) * step
+}
+
+# Mean class / mean request over uniform sizes lo..hi, with kmem's malloc
+# classes (fine = 1) or kmalloc's buckets (fine = 0).
+function round_uniform(lo, hi, fine,    s, req, got) {
 	for (s = lo; s <= hi; s++) {
 		req += s
-		got += kclass(s)
+		got += fine ? mclass(s) : kclass(s)
 	}
 	return got / req
 }
 
 # The same over longlived's log-uniform mix: bucket b in [lo, hi), uniform in it.
-function round_loguniform(lo, hi,    b, s, req, got) {
+function round_loguniform(lo, hi, fine,    b, s, req, got) {
 	for (b = lo; b < hi; b++)
 		for (s = 2 ^ b; s < 2 ^ (b + 1); s++) {
 			req += s / 2 ^ b
-			got += kclass(s) / 2 ^ b
+			got += (fine ? mclass(s) : kclass(s)) / 2 ^ b
 		}
 	return got / req
+}
+
+# How many of kmem's malloc classes serve requests of lo..hi bytes.
+function nclasses(lo, hi,    s, c, n, last) {
+	for (s = lo; s <= hi; s++)
+		if ((c = mclass(s)) != last) {
+			n++
+			last = c
+		}
+	return n
 }
 
 FNR == 1 { file++ }
@@ -413,88 +440,148 @@ END {
 
 	# ---- kmem's SLUB counters ---------------------------------------------------
 	printf "\n#### Which paths kmem took (SLUB counters)\n\n" > dt
-	printf "Summed over the kmalloc caches and the rounds, from /sys/kernel/slab/*/ (read by " \
-	       "the workload with kmem_read() after each result). fast = the per-thread freelist; " \
-	       "slow = everything else (refill from partial lists, remote or non-cpu-slab frees, " \
-	       "new slabs); slabs / 1000 objects = slabs allocated from the page allocator.\n\n" > dt
-	printf "| workload | alloc fast | free fast | slabs allocated / 1000 objects | slabs freed / 1000 objects | MB given back to the OS per run |\n|---|---:|---:|---:|---:|---:|\n" > dt
+	printf "Summed over the caches malloc uses (kmalloc-\\* and malloc-\\*) and the rounds, from " \
+	       "/sys/kernel/slab/*/ (read by the workload with kmem_read() after each result). Every " \
+	       "allocation is counted once: from the thread's main sheaf (alloc_cpu_sheaf), from its " \
+	       "cpu slab's freelist (alloc_fastpath) or on the slow path (alloc_slowpath); every free " \
+	       "likewise (free_cpu_sheaf, free_fastpath, free_slowpath). The next six columns are per " \
+	       "1000 objects allocated: objects flushed from sheaves back to their slabs (sheaf_flush) " \
+	       "and moved from slabs into sheaves (sheaf_refill), full sheaves taken from the barn " \
+	       "(barn_get) and left in it (barn_put), slabs allocated from and freed to the page " \
+	       "allocator (alloc_slab, free_slab); the last is the memory page reporting gave back " \
+	       "to the OS (pgreported).\n\n" > dt
+	printf "| workload | allocations from sheaves | frees into sheaves | flushed to slabs | " \
+	       "refilled from slabs | barn get | barn put | slabs allocated | slabs freed | " \
+	       "MB given back to the OS per run |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n" > dt
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (!ksn[w])
 			continue
-		objs = ks[w, "alloc_fastpath"] + ks[w, "alloc_slowpath"]
+		objs = ks[w, "alloc_cpu_sheaf"] + ks[w, "alloc_fastpath"] + ks[w, "alloc_slowpath"]
+		frees = ks[w, "free_cpu_sheaf"] + ks[w, "free_fastpath"] + ks[w, "free_slowpath"]
+		asheaf[w] = share(ks[w, "alloc_cpu_sheaf"], objs)
+		fsheaf[w] = share(ks[w, "free_cpu_sheaf"], frees)
+		flush[w] = per1k(ks[w, "sheaf_flush"], objs)
+		refill[w] = per1k(ks[w, "sheaf_refill"], objs)
+		bget[w] = per1k(ks[w, "barn_get"], objs)
+		bput[w] = per1k(ks[w, "barn_put"], objs)
+		slabs[w] = per1k(ks[w, "alloc_slab"], objs)
+		sfreed[w] = per1k(ks[w, "free_slab"], objs)
 		reported[w] = ks[w, "pgreported"] * 4 / 1024 / ksn[w]
-		printf "| %s | %s | %s | %.2f | %.2f | %.1f |\n", label[w],
-		       pct(ks[w, "alloc_fastpath"], ks[w, "alloc_slowpath"]),
-		       pct(ks[w, "free_fastpath"], ks[w, "free_slowpath"]),
-		       objs ? 1000 * ks[w, "alloc_slab"] / objs : 0, objs ? 1000 * ks[w, "free_slab"] / objs : 0,
-		       reported[w] > dt
-		ffast[w] = pct(ks[w, "free_fastpath"], ks[w, "free_slowpath"])
-		afast[w] = pct(ks[w, "alloc_fastpath"], ks[w, "alloc_slowpath"])
-		slabs[w] = objs ? sprintf("%.1f", 1000 * ks[w, "alloc_slab"] / objs) : "?"
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |\n", label[w], asheaf[w],
+		       fsheaf[w], fmt_k(flush[w]), fmt_k(refill[w]), fmt_k(bget[w]), fmt_k(bput[w]),
+		       fmt_k(slabs[w]), fmt_k(sfreed[w]), reported[w] > dt
 	}
 
 	# ---- where kmem loses, and why ---------------------------------------------
-	rf_small = round_uniform(16, 512); rf_big = round_uniform(2048, 8192)
-	rf_ll1 = round_loguniform(8, 13); rf_ll3 = round_loguniform(6, 12)
+	rf_small = round_uniform(16, 512, 1); rf_big = round_uniform(2048, 8192, 1)
+	rf_ll1 = round_loguniform(8, 13, 1); rf_ll3 = round_loguniform(6, 12, 1)
+	rk_small = round_uniform(16, 512, 0); rk_big = round_uniform(2048, 8192, 0)
+	rk_ll1 = round_loguniform(8, 13, 0); rk_ll3 = round_loguniform(6, 12, 0)
+	classes = "kmem's malloc size classes (every 16 B up to 128 B, then four per doubling: " \
+		  "160, 192, 224, 256, 320, ..., 8 KiB; malloc.fine_classes=1)"
 	printf "\n### Where kmem loses, and why\n\n" > dt
 	if (!nlose)
 		printf "kmem is within 1.2x of the best peer in time on every workload.\n\n" > dt
 	# The hot sizes kmem loses on, in one item.
-	hotl = ""; hotf = ""
+	hotl = ""; hotf = ""; hotm = 0; nhot = 0; hotsame = 1
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (w !~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)
 			continue
 		hotl = hotl (hotl == "" ? "" : "; ") sprintf("%s: %s ns against %s ns (%s), **%s**", label[w],
 		       fmt_ns(mns[w, "kmem"]), fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]))
-		hotf = hotf (hotf == "" ? "" : ", ") afast[w] "/" ffast[w]
+		if (nhot++ && asheaf[w] "/" fsheaf[w] != hotf1)
+			hotsame = 0
+		if (nhot == 1)
+			hotf1 = asheaf[w] "/" fsheaf[w]
+		hotf = hotf (hotf == "" ? "" : ", ") asheaf[w] "/" fsheaf[w]
+		if (flush[w] + refill[w] + bget[w] + bput[w] > hotm)
+			hotm = flush[w] + refill[w] + bget[w] + bput[w]
 	}
+	if (nhot > 1 && hotsame)
+		hotf = hotf1 " at every size"
 	if (hotl != "")
-		printf "- **hot** (%s; CPU time in the table above). kmem stays on its fast paths here " \
-		       "(alloc/free fast: %s), so the gap is the fast path itself: malloc maps the size " \
-		       "to a kmalloc index and reaches the thread's slot through TLS; free finds the " \
-		       "struct page of the address (virt_to_head_page_checked), tests PageSlab, compares " \
-		       "the slab with the thread's cpu slab, checks that the offset is a whole object (a " \
-		       "multiply by div_magic) and not the freelist head (a cheap double-free check), and " \
-		       "both bump a SLUB_STATS counter. The best peers' pair is a size-class lookup and a " \
-		       "push/pop on a thread-cache list.\n", hotl, hotf > dt
+		printf "- **hot** (%s; CPU time in the table above). kmem stays on its sheaves here " \
+		       "(allocations from / frees into sheaves: %s; flushed and refilled objects and " \
+		       "barn trips together %s per 1000 objects), so the gap is the fast path itself. " \
+		       "malloc finds the class's cache in a table indexed by (size + 15) >> 4, reaches " \
+		       "the thread's slot through TLS and pops the main sheaf. free checks that the " \
+		       "address is in kmem's memory, looks up its struct page, reads the cache index " \
+		       "stored in every page of a slab (for the thread's slot), tests PageSlab on the " \
+		       "head page, checks the slot start (a range check and a multiply by div_magic), " \
+		       "that the object is not the top of the sheaf (a cheap double-free check) and " \
+		       "that its slab is not entirely free (a load of the slab's state word), then " \
+		       "pushes; both bump a SLUB_STATS counter. " \
+		       "The best peers' free also maps the address to a size class (jemalloc's radix " \
+		       "tree, tcmalloc's page map), then pushes onto a thread-cache list without the " \
+		       "slot-start, double-free and slab-state checks.\n", hotl, hotf,
+		       (hotm < 0.005 ? "below 0.01" : "at most " fmt_k(hotm)) > dt
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (w ~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)
 			continue
 		printf "- **%s**: %s ns against %s ns (%s), **%s**. ", label[w], fmt_ns(mns[w, "kmem"]),
 		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]) > dt
+		if (!ksn[w]) {
+			printf "(No SLUB counters from this run.)\n" > dt
+			continue
+		}
 		if (w == "larson")
-			printf "Only %s of kmem's frees and %s of its allocations take the fast path: an object " \
-			       "freed by the other thread, or into any slab but the thread's current cpu slab, " \
-			       "goes through __slub_free_slow (a compare-and-swap on the slab's state word, " \
-			       "and the node list_lock when the slab moves between full, partial and empty), " \
-			       "and the allocation side then refills from partial slabs under the same lock. " \
-			       "With 9 size classes for 16..1024 B and 16-object slabs from 256 B up, the slow paths come " \
-			       "every few objects; %s slabs are allocated per 1000 objects. The peers batch " \
-			       "remote frees (tcmalloc's transfer cache, mimalloc's delayed thread-free lists, " \
-			       "jemalloc's tcache flush per bin).\n", ffast[w], afast[w], slabs[w] > dt
+			printf "Cross-thread frees go into the freeing thread's sheaf (%s of frees; %s of " \
+			       "allocations from sheaves), and full sheaves move between the two threads " \
+			       "through the barn, one lock round trip per sheaf (%s put and %s taken per " \
+			       "1000 objects). %s objects per 1000 are flushed from sheaves to slabs (a " \
+			       "compare-and-swap in __slab_free per run of objects of one slab) and %s " \
+			       "refilled from slabs, with the node list_lock when a slab changes list; %s " \
+			       "slabs per 1000 objects come from the page allocator. The 16..1024 B sizes " \
+			       "fall in %d size classes, each with its own sheaves and barn. The peers " \
+			       "batch remote frees likewise (tcmalloc's transfer cache, mimalloc's delayed " \
+			       "thread-free lists, jemalloc's tcache flush per bin).\n",
+			       fsheaf[w], asheaf[w], fmt_k(bput[w]), fmt_k(bget[w]), fmt_k(flush[w]),
+			       fmt_k(refill[w]), fmt_k(slabs[w]), nclasses(16, 1024) > dt
 		else if (w == "prodcons")
-			printf "Every free is remote (free fast %s). kmalloc-256 slabs are order 0, 16 objects, " \
-			       "so the producer's cpu slab is used up every 16 objects; the consumer's frees " \
-			       "empty slabs that go straight back to the page allocator (%s slabs allocated " \
-			       "per 1000 objects: one alloc_pages + __free_pages every 16 objects, with the " \
-			       "node list_lock and the zone's pcp lists on the way), because SLUB keeps no " \
-			       "empty slab around for this cache (min_partial, cpu_partial).\n", ffast[w], slabs[w] > dt
-		else if (w == "bulk")
-			printf "1000 live 256 B objects span ~63 slabs of 16; only frees into the thread's " \
-			       "current cpu slab are fast (free fast %s), and the slabs that become empty go back " \
-			       "to the page allocator and are allocated again the next round (%s slabs per " \
-			       "1000 objects). The peers keep the freed objects in a thread cache.\n", ffast[w], slabs[w] > dt
-		else if (w == "frag" || w == "longlived")
-			printf "Nearly every free takes the slow path (free fast %s; alloc fast %s): a random " \
-			       "free lands in a slab that is not the thread's cpu slab, so it goes through " \
-			       "__slab_free (a compare-and-swap on that slab's state word, a cache miss on its " \
-			       "struct page, and the node list_lock when the slab moves between full, partial " \
-			       "and empty); %s slabs per 1000 objects come from the page allocator%s. Writing " \
+			printf "Every free is the consumer thread's: it goes into the consumer's sheaf (%s " \
+			       "of frees); each full sheaf is left in the barn for an empty one, and the " \
+			       "producer takes it (%s put and %s taken per 1000 objects: one trip through " \
+			       "the barn's lock per sheaf on each side; %s of allocations from sheaves). " \
+			       "%s objects per 1000 are flushed to slabs when the barn is full and %s " \
+			       "refilled from slabs when it has no full sheaf; %s slabs per 1000 objects " \
+			       "come from the page allocator.\n",
+			       fsheaf[w], fmt_k(bput[w]), fmt_k(bget[w]), asheaf[w], fmt_k(flush[w]),
+			       fmt_k(refill[w]), fmt_k(slabs[w]) > dt
+		else if (w == "bulk") {
+			printf "For 256 B objects a sheaf holds 28 and the barn up to 36 full sheaves " \
+			       "(slub_barn_kb=256: 256 KiB / (28 x 256 B)), so with the thread's main and " \
+			       "spare sheaf %s: the frees leave full sheaves in the barn (%s per 1000 " \
+			       "objects) and the allocations take them back (%s per 1000; %s of allocations " \
+			       "and %s of frees through sheaves). ",
+			       (flush[w] + refill[w] < 1 ? "a round's 1000 objects fit in sheaves" : "most of a round's 1000 objects stay in sheaves"),
+			       fmt_k(bput[w]), fmt_k(bget[w]), asheaf[w], fsheaf[w] > dt
+			if (flush[w] + refill[w] < 1)
+				printf "Only %s objects per 1000 are flushed to slabs and %s refilled. ",
+				       fmt_k(flush[w]), fmt_k(refill[w]) > dt
+			else
+				printf "The rest go to and come back from slabs: %s objects per 1000 flushed " \
+				       "and %s refilled. ", fmt_k(flush[w]), fmt_k(refill[w]) > dt
+			printf "Per object, kmem pays the fast path described under hot (%s ns a pair in " \
+			       "hot 256 B here), plus a barn lock round trip every 28 objects each way. The " \
+			       "peers keep the freed objects in a thread cache.\n",
+			       cnt["hot256", "kmem"] ? fmt_ns(mns["hot256", "kmem"]) : "?" > dt
+		} else if (w == "frag" || w == "longlived")
+			printf "Random frees go into the thread's sheaf (%s of frees), but each cache's " \
+			       "barn holds only 10 to 64 full sheaves (about slub_barn_kb=256 KiB of " \
+			       "objects); once it is full, every further full sheaf is flushed to its slabs: " \
+			       "%s objects per 1000 here. Neighbours in a sheaf of randomly freed objects " \
+			       "seldom share a slab, so a flush is about one compare-and-swap on a slab's " \
+			       "state word per object in __slab_free (a cache miss on its struct page), plus " \
+			       "the node list_lock when the slab changes list (full to partial, or empty). " \
+			       "Allocations take %s of their objects from sheaves, and sheaves are refilled " \
+			       "from slabs (%s objects per 1000; %s full sheaves per 1000 objects come from " \
+			       "the barn); %s slabs per 1000 objects come from the page allocator%s. Writing " \
 			       "the objects and the page faults of fresh memory cost every allocator alike.\n",
-			       ffast[w], afast[w], slabs[w],
+			       fsheaf[w], fmt_k(flush[w]), asheaf[w], fmt_k(refill[w]), fmt_k(bget[w]),
+			       fmt_k(slabs[w]),
 			       (reported[w] > 0 ? sprintf(", and %.0f MB per run went back to the OS (page reporting) to be faulted in again", reported[w]) : "") > dt
 		else
 			printf "\n" > dt
@@ -516,22 +603,28 @@ END {
 		printf "- **%s, memory**: kmem's peak RSS is %s MB against %s MB (%s), %s. ", w,
 		       fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_x(mpeak[k] / bp) > dt
 		if (w == "frag")
-			printf "kmalloc's size classes (powers of two, plus 96 and 192) round frag's " \
-			       "16..512 B requests up by %.2fx on average and its 2..8 KiB requests by " \
-			       "%.2fx (a 4097-byte object takes 8 KiB); jemalloc's, mimalloc's and tcmalloc's " \
-			       "classes are about four per doubling (at most ~1.25x), glibc's 16 B apart. After the random 90%% free, most slabs keep a live " \
+			printf "%s round frag's 16..512 B requests up by %.2fx on average and its 2..8 KiB " \
+			       "requests by %.2fx (a 4097-byte object takes 5 KiB; kmalloc's buckets alone, " \
+			       "powers of two plus 96 and 192 with malloc.fine_classes=0, would round them " \
+			       "by %.2fx and %.2fx); " \
+			       "jemalloc's, mimalloc's and tcmalloc's classes are spaced about alike, glibc's " \
+			       "chunks 16 B apart. After the random 90%% free, most slabs keep a live " \
 			       "object, so their pages can be reused neither by the 2..8 KiB caches nor by the " \
 			       "OS; kmem returns memory only when a whole 2 MiB block is free " \
 			       "(page_reporting_order=9, after page_reporting.delay_ms; %.1f MB per run here). " \
 			       "glibc does best here because it splits and coalesces free chunks of any size, " \
 			       "so the 2..8 KiB objects reuse the holes the small ones left.\n",
-			       rf_small, rf_big, reported[w] > dt
+			       classes, rf_small, rf_big, rk_small, rk_big, reported[w] > dt
 		else
-			printf "kmalloc's size classes round longlived's size mixes up by %.2fx (phase 2, " \
-			       "256 B-8 KiB) and %.2fx (phase 4, 64 B-4 KiB) on average, against about 1.1x for " \
-			       "the peers' finer size classes; slabs that keep one old object when the mix " \
-			       "drifts stay resident, and memory goes back to the OS only by whole 2 MiB " \
-			       "blocks (%.1f MB per run here).\n", rf_ll1, rf_ll3, reported[w] > dt
+			printf "%s round longlived's size mixes up by %.2fx (phase 2, 256 B-8 KiB) and " \
+			       "%.2fx (phase 4, 64 B-4 KiB) on average (kmalloc's buckets alone, with " \
+			       "malloc.fine_classes=0: %.2fx and %.2fx), about as the peers' classes do, " \
+			       "so the rounding " \
+			       "explains little of the gap. Slabs that keep one old object when the mix " \
+			       "drifts stay resident, each cache's barn may keep about 256 KiB of freed " \
+			       "objects in full sheaves, and memory goes back to the OS only by whole 2 MiB " \
+			       "blocks (%.1f MB per run here).\n", classes, rf_ll1, rf_ll3, rk_ll1, rk_ll3,
+			       reported[w] > dt
 	}
 	printf "\n" > dt
 

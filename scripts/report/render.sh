@@ -155,7 +155,7 @@ has_plot() { case " ${plots[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
 		echo "|---|---|"
 		while read -r a path; do
 			case $a in
-			kmem) v="kmem's SLUB back-end, default boot (growable memory)" ;;
+			kmem) v="kmem's SLUB back-end, default boot (sheaves on, malloc's fine size classes, growable memory)" ;;
 			glibc) v="glibc $(get glibc)" ;;
 			jemalloc) v="Debian libjemalloc2 $(get jemalloc_pkg)" ;;
 			mimalloc) v="Debian libmimalloc2.0 $(get mimalloc_pkg)" ;;
@@ -199,9 +199,14 @@ has_plot() { case " ${plots[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
 	status_line bench_slab_vs_malloc
 	if have bench_slab_vs_malloc; then
 		echo "Another engineer's benchmark: kmem's own \`kmem_cache_alloc/free\` and \`kmalloc/kfree\`"
-		echo "called in-process (no LD_PRELOAD), the peers through dlopen; pinned to one CPU."
+		echo "called in-process (no LD_PRELOAD), the peers through dlopen; pinned to one CPU;"
+		echo "ns per alloc+free pair, the thread's CPU time, then wall clock."
 		echo
-		excerpt bench_slab_vs_malloc '^pattern' '^batch100 *1024'
+		# The CPU-time table, then the wall-clock one with its heading.
+		echo '```'
+		awk '/^pattern/ && !seen++ { p = 1 } /^Wall clock/ { p = 1 } p { print } /^$/ { p = 0 }' \
+			"$raw/bench_slab_vs_malloc.txt"
+		echo '```'
 		sed -n '/^Target/,$p' "$raw/bench_slab_vs_malloc.txt"
 		echo
 	fi
@@ -255,32 +260,65 @@ has_plot() { case " ${plots[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
 	status_line bench_slab_prodcons
 	if have bench_slab_prodcons; then
 		p=$raw/bench_slab_prodcons.txt
-		# r20/r0 per pair count, from the per-CPU-second throughput table.
-		r=$(sed -n '/^Transactions per CPU-second/,/^$/p' "$p" |
-			awk -F'|' 'NF == 3 && $1 ~ /^ *[0-9]+ *$/ { split($3, a, " "); sub(/x$/, "", a[1]); print a[1] }' |
+		# Lowest and highest of column I (1: r20/r0, 3: kmem/r0) of the
+		# per-CPU-second throughput table, over the pair counts.
+		tput_range() {
+			sed -n '/^Transactions per CPU-second/,/^$/p' "$p" |
+				awk -F'|' -v i="$1" 'NF == 3 && $1 ~ /^ *[0-9]+ *$/ {
+					split($3, a, " "); if (sub(/x$/, "", a[i])) print a[i] }' |
+				sort -g | sed -n '1p;$p' | tr '\n' ' '
+		}
+		r=$(tput_range 1)
+		d=$(tput_range 3)
+		# kmalloc-256 counters: alloc fast/slow of classic SLUB (kmem r0,
+		# slub_sheaves=0), and the sheaves' share with the defaults (kmem).
+		c256=$(sed -n '/^kmalloc-256, SLUB counters/,/^$/p' "$p")
+		q=$(awk -F'|' '$1 ~ /kmem r0 *$/ { split($2, a, " "); if (a[4] != "-") print a[4] }' <<<"$c256" |
 			sort -g | sed -n '1p;$p' | tr '\n' ' ')
-		# kmalloc-256 alloc fast/slow ratio with the defaults (r0).
-		q=$(sed -n '/^kmalloc-256, SLUB counters/,/^$/p' "$p" |
-			awk -F'|' '$1 ~ /kmem r0 *$/ { split($2, a, " "); print a[3] }' |
-			sort -g | sed -n '1p;$p' | tr '\n' ' ')
+		sh=$(awk -F'|' '$1 ~ / kmem *$/ {
+				split($2, a, " "); split($3, f, " ")
+				as += a[1]; at += a[1] + a[2] + a[3]; fs += f[1]; ft += f[1] + f[2] + f[3]
+			}
+			END { if (at && ft) printf "%.1f %.1f", 100 * as / at, 100 * fs / ft }' <<<"$c256")
 		echo "kmem (\`bench_slab_prodcons\`, the seed's TCP_RR-like load in userspace: every object"
-		echo "freed by another thread):"
+		echo "freed by another thread). The seed is about cpu slabs, so its configurations (kmem r0,"
+		echo "r20, and np without cpu partial lists) boot the classic SLUB it ran on (\`slub_sheaves=0\`:"
+		echo "cpu slabs and partial lists, no sheaves); \"kmem\" is today's default boot, with sheaves."
+		echo
 		if [ -n "$q" ]; then
 			read -r q0 q1 <<<"$q"
-			echo "kmalloc-256 allocations run $q0..$q1 fast per slow one with the defaults (the seed's"
-			echo "thrashing kernel: 98.1 M / 31.6 M = 3.1);"
+			echo "- Classic SLUB (kmem r0): kmalloc-256 allocations run $q0..$q1 fast per slow one across"
+			echo "  the pair counts (the seed's thrashing kernel: 98.1 M / 31.6 M = 3.1)."
 		fi
 		if [ -n "$r" ]; then
 			read -r r0 r1 <<<"$r"
+			# As printed (1.00x: unchanged to two decimals).
+			seed="+25.5% at 32 threads and +5.1% at 192"
 			if awk -v a="$r1" 'BEGIN { exit !(a + 0 < 1) }'; then
-				v="lower at every pair count, unlike the seed"
+				v="lower at every pair count, unlike the seed's $seed"
+			elif awk -v a="$r1" 'BEGIN { exit !(a + 0 == 1) }'; then
+				v="lower or unchanged at every pair count, unlike the seed's $seed"
 			elif awk -v a="$r0" 'BEGIN { exit !(a + 0 > 1) }'; then
-				v="higher at every pair count, as in the seed"
+				v="higher at every pair count, as in the seed: $seed"
+			elif awk -v a="$r0" 'BEGIN { exit !(a + 0 == 1) }'; then
+				v="higher or unchanged at every pair count, as in the seed: $seed"
 			else
-				v="mixed"
+				v="lower at some pair counts, higher at others; the seed: $seed"
 			fi
-			echo "slab_thrash_ratio=20 changes kmem's transactions per CPU-second by **${r0}x..${r1}x**"
-			echo "across the pair counts ($v; the seed: +25.5% at 32 threads, +5.1% at 192)."
+			echo "- slab_thrash_ratio=20 changes classic SLUB's transactions per CPU-second by"
+			echo "  **${r0}x..${r1}x** across the pair counts ($v)."
+		fi
+		if [ -n "$sh" ] || [ -n "$d" ]; then
+			echo "- With the defaults (kmem, sheaves on):"
+			if [ -n "$sh" ]; then
+				read -r sa sf <<<"$sh"
+				echo "  $sa% of kmalloc-256 allocations come from a sheaf and $sf% of its frees go into one;"
+			fi
+			if [ -n "$d" ]; then
+				read -r d0 d1 <<<"$d"
+				echo "  kmem runs **${d0}x..${d1}x** the transactions per CPU-second of classic SLUB (kmem r0);"
+			fi
+			echo "  the glibc target below is judged on this configuration."
 		fi
 		echo
 		excerpt bench_slab_prodcons '^Transactions per CPU-second' '^kmalloc-256, SLUB counters' x
@@ -295,9 +333,24 @@ has_plot() { case " ${plots[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
 		echo "</details>"
 		echo
 	fi
-	echo "The same free pattern shows in the peers' prodcons workload above: kmem takes the slow"
-	echo "path for virtually every cross-thread free (see \"Which paths kmem took\")."
-	echo
+	# The peers' prodcons workload (default boot): where its cross-thread frees went.
+	pc=$(awk '$2 == "wl=prodcons" {
+			for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] += kv[2] }
+		}
+		END {
+			f = v["free_cpu_sheaf"] + v["free_fastpath"] + v["free_slowpath"]
+			o = v["alloc_cpu_sheaf"] + v["alloc_fastpath"] + v["alloc_slowpath"]
+			if (f && o)
+				printf "%.1f %.1f %.1f", 100 * v["free_cpu_sheaf"] / f,
+				       1000 * v["barn_put"] / o, 1000 * v["barn_get"] / o
+		}' "$raw/kmemstat.txt" 2>/dev/null)
+	if [ -n "$pc" ]; then
+		read -r pcf pcp pcg <<<"$pc"
+		echo "The peers' prodcons workload above has the same free pattern (default boot): $pcf% of"
+		echo "kmem's frees went into a sheaf (the consumer thread's), and full sheaves reached the"
+		echo "producer through the barn ($pcp put and $pcg taken per 1000 objects; see \"Which paths kmem took\")."
+		echo
+	fi
 
 	echo "### Seed 004 — buddy allocator: free to the tail when the buddy may merge (Zoccolo and Gorman, 2010)"
 	echo
