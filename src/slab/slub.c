@@ -160,13 +160,26 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_c
 }
 
 /* Account @slab (state already set) and publish it as a slab. */
+/* Slab counts and page accounting, by @nr slabs of @objects objects and @pages pages in all. */
+static void count_slabs(struct kmem_cache *s, long nr, long objects, long pages)
+{
+	atomic_fetch_add_explicit(&s->node.nr_slabs, nr, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
+	mod_zone_page_state((s->flags & SLAB_RECLAIM_ACCOUNT) ? NR_SLAB_RECLAIMABLE
+							       : NR_SLAB_UNRECLAIMABLE, pages);
+}
+
+/* Publish @slab (state set, counted) as a slab. */
+static void publish_slab_uncounted(struct slab *slab)
+{
+	/* PG_slab last: kfree() of a foreign pointer must not see a half-built slab. */
+	page_set_flag(slab_page(slab), PG_slab);
+}
+
 static void publish_slab(struct kmem_cache *s, struct slab *slab, unsigned int objects)
 {
-	atomic_fetch_add_explicit(&s->node.nr_slabs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
-	account_slab(s, compound_order(slab_page(slab)), 1);
-	/* Publish PG_slab last: kfree() of a foreign pointer must not see a half-built slab. */
-	page_set_flag(slab_page(slab), PG_slab);
+	count_slabs(s, 1, objects, 1L << compound_order(slab_page(slab)));
+	publish_slab_uncounted(slab);
 }
 
 static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
@@ -204,6 +217,8 @@ static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cac
 					   gfp_t gfp, unsigned int n, void **p)
 {
 	unsigned int got = 0, objects;
+	struct slab *list = NULL;
+	long nr = 0, pages = 0;
 
 	while (n - got >= oo_objects(s->oo)) {
 		struct slab *slab = allocate_slab(s, gfp | __GFP_NOWARN, c, &objects);
@@ -218,30 +233,42 @@ static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cac
 				s->ctor(q[i]);
 		atomic_store_explicit(&slab->state, ss_make(slab, NULL, objects, objects, false),
 				      memory_order_relaxed);
-		publish_slab(s, slab, objects);
+		/* Full, so on no list: the link is free to chain this call's slabs. */
+		slab->next = list;
+		list = slab;
+		nr++;
+		pages += 1L << compound_order(slab_page(slab));
 		/* Counted as the kernel counts a new cpu slab: one slow path, then fast ones. */
-		stat_s(s, c, ALLOC_SLAB, 1);
 		stat_s(s, c, ALLOC_SLOWPATH, 1);
 		stat_s(s, c, ALLOC_FASTPATH, objects - 1);
 		got += objects;
-		if (n - got < objects)
-			break;
 	}
+	if (!nr)
+		return 0;
+	/* Counted once for the call, before any is published: counts never go below the truth. */
+	stat_s(s, c, ALLOC_SLAB, (unsigned int)nr);
+	count_slabs(s, nr, got, pages);
+	for (; list; list = list->next)
+		publish_slab_uncounted(list);
 	return got;
 }
 
-static void discard_slab(struct kmem_cache *s, struct slab *slab)
+/* Back to the page allocator; the caller has uncounted it. */
+static void discard_slab_uncounted(struct slab *slab)
 {
 	struct page *page = slab_page(slab);
 	unsigned int order = compound_order(page);
 
-	atomic_fetch_sub_explicit(&s->node.nr_slabs, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&s->node.total_objects, ss_objects(slab_state(slab)),
-				  memory_order_relaxed);
-	account_slab(s, order, -1);
 	page_clear_flag(page, PG_slab);
 	memset(&slab->slab_cache, 0, sizeof(*slab) - offsetof(struct slab, slab_cache));
 	__free_pages(page, order);
+}
+
+static void discard_slab(struct kmem_cache *s, struct slab *slab)
+{
+	count_slabs(s, -1, -(long)ss_objects(slab_state(slab)),
+		    -(1L << compound_order(slab_page(slab))));
+	discard_slab_uncounted(slab);
 }
 
 /*
@@ -860,26 +887,41 @@ static bool distinct_slots(const struct kmem_cache *s, uintptr_t base, void **p,
 	return true;
 }
 
-/* The last @inuse objects of an unfrozen slab are being freed: give it back whole. */
+/* Slabs given back whole in one bulk free, counted once at the end. */
+struct whole_release {
+	long nr, objects, pages;
+};
+
+/*
+ * The last @inuse objects of an unfrozen slab are being freed: give it back
+ * whole.  A full slab is on no list and nobody else holds an object of it,
+ * so it needs no lock; one on the partial list is taken off under list_lock.
+ */
 static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab,
-			       unsigned int inuse)
+			       unsigned int inuse, struct whole_release *wr)
 {
 	struct kmem_cache_node *n = &s->node;
-
-	kmem_lock(&n->list_lock);
 	uint64_t st = slab_state(slab);
+
 	/* Below min_partial the kernel keeps it: that needs a freelist, the normal path. */
-	if (ss_frozen(st) || ss_inuse(st) != inuse || n->nr_partial < s->min_partial) {
-		kmem_unlock(&n->list_lock);
+	if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < s->min_partial)
 		return false;
-	}
 	if (ss_freelist(slab, st)) {
+		kmem_lock(&n->list_lock);
+		st = slab_state(slab);
+		if (ss_frozen(st) || ss_inuse(st) != inuse || n->nr_partial < s->min_partial) {
+			kmem_unlock(&n->list_lock);
+			return false;
+		}
 		remove_partial(n, slab);
+		kmem_unlock(&n->list_lock);
 		stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
 	}
-	kmem_unlock(&n->list_lock);
 	stat_s(s, c, FREE_SLAB, 1);
-	discard_slab(s, slab);
+	wr->nr++;
+	wr->objects += ss_objects(st);
+	wr->pages += 1L << compound_order(slab_page(slab));
+	discard_slab_uncounted(slab);
 	return true;
 }
 
@@ -893,6 +935,7 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
 				    void **p)
 {
 	size_t k = 0;	/* entries kept, moved to the front */
+	struct whole_release wr = { 0 };
 
 	for (size_t i = 0; i < size;) {
 		struct slab *slab = p[i] ? virt_to_slab(p[i]) : NULL;
@@ -917,7 +960,7 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
 		if (j - i == inuse && inuse > 1 && !ss_frozen(st) &&
 		    (consecutive ? offset_is_multiple((uint32_t)((uintptr_t)p[i] - base), s->div_magic)
 				 : ss_objects(st) <= 1024 && distinct_slots(s, base, p + i, inuse)) &&
-		    release_whole_slab(s, c, slab, inuse)) {
+		    release_whole_slab(s, c, slab, inuse, &wr)) {
 			stat_s(s, c, FREE_SLOWPATH, inuse);
 		} else {
 			memmove(p + k, p + i, (j - i) * sizeof(void *));
@@ -925,6 +968,8 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
 		}
 		i = j;
 	}
+	if (wr.nr)
+		count_slabs(s, -wr.nr, -wr.objects, -wr.pages);
 	return k;
 }
 

@@ -357,6 +357,7 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 {
 	size_t rest = 0, i;
 	unsigned int pushed = 0;
+	uintptr_t base = 0, span = 0;	/* the last slab checked: neighbours usually share it */
 
 	if (!sheaf_install(s, c))
 		return n;
@@ -370,9 +371,20 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 		}
 		if (c->count == c->cap)
 			break;
-		struct slab *slab = virt_to_slab(x);
-		if (unlikely(!slab) || unlikely(slab->slab_cache != s) ||
-		    unlikely(!slab_obj_valid(s, slab, x)) || unlikely(!ss_inuse(slab_state(slab)))) {
+		uintptr_t off = (uintptr_t)x - base;
+		if (off >= span) {
+			struct slab *slab = virt_to_slab(x);
+			if (unlikely(!slab) || unlikely(slab->slab_cache != s) ||
+			    unlikely(!ss_inuse(slab_state(slab)))) {
+				p[rest++] = x;
+				span = 0;
+				continue;
+			}
+			base = slab->obj_base;
+			span = slab->obj_span;
+			off = (uintptr_t)x - base;
+		}
+		if (unlikely(off >= span) || unlikely(!offset_is_multiple((uint32_t)off, s->div_magic))) {
 			p[rest++] = x;
 			continue;
 		}
