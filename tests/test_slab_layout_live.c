@@ -32,13 +32,13 @@
 #include "slab/slub.h"
 
 #include "ktest.h"
+#include "lib/kernel_data.h"
 #include "lib/slab_test.h"
 
 #ifndef KMEM_SOURCE_DIR
 #define KMEM_SOURCE_DIR "."
 #endif
 
-#define TSV_REL "/data/linux-6.18/slub-sysfs.tsv"
 #define NR_CPUS_OF_DUMP 2
 
 static const char *const want_cols[] = {
@@ -48,32 +48,6 @@ static const char *const want_cols[] = {
 };
 enum { C_NAME, C_OBJSZ, C_SLABSZ, C_ALIGN, C_ORDER, C_OBJS, C_MINPART,
        C_CPUPART, C_HWC, C_RZ, C_POISON, C_SU, C_RCU, C_RECL, NCOL };
-
-static FILE *open_tsv(char *path, size_t len)
-{
-	const char *env = getenv("KMEM_SHARED_DIR");
-
-	if (env && *env)
-		snprintf(path, len, "%s" TSV_REL, env);
-	else
-		snprintf(path, len, "%s/../shared" TSV_REL, KMEM_SOURCE_DIR);
-	return fopen(path, "r");
-}
-
-static int split(char *line, char **f, int max)
-{
-	int n = 0;
-
-	line[strcspn(line, "\r\n")] = '\0';
-	while (n < max) {
-		f[n++] = line;
-		line = strchr(line, '\t');
-		if (!line)
-			break;
-		*line++ = '\0';
-	}
-	return n;
-}
 
 static void dummy_ctor(void *p)
 {
@@ -209,7 +183,7 @@ KTEST(kernel_rows_on_live_caches)
 	int col[NCOL];
 	struct row_result res = { 0 };
 	unsigned int rows = 0, bad = 0;
-	FILE *fp = open_tsv(path, sizeof(path));
+	FILE *fp = kt_open_shared(KT_SLUB_SYSFS_TSV, path, sizeof(path));
 
 	if (!fp) {
 		KT_FAIL("cannot open kernel data %s: %s (set KMEM_SHARED_DIR)", path, strerror(errno));
@@ -220,7 +194,7 @@ KTEST(kernel_rows_on_live_caches)
 		KT_FAIL("%s: empty", path);
 		return;
 	}
-	int nf = split(line, f, 64);
+	int nf = kt_split_tabs(line, f, 64);
 	for (int i = 0; i < NCOL; i++) {
 		col[i] = -1;
 		for (int j = 0; j < nf; j++)
@@ -236,7 +210,7 @@ KTEST(kernel_rows_on_live_caches)
 		unsigned long v[NCOL];
 		if (line[0] == '\n' || line[0] == '\0')
 			continue;
-		nf = split(line, f, 64);
+		nf = kt_split_tabs(line, f, 64);
 		rows++;
 		for (int i = 0; i < NCOL; i++)
 			v[i] = col[i] < nf ? strtoul(f[col[i]], NULL, 10) : 0;

@@ -14,11 +14,12 @@
 
 #include "slab/slab_layout.h"
 
+#include "lib/kernel_data.h"
+
 #ifndef KMEM_SOURCE_DIR
 #define KMEM_SOURCE_DIR "."
 #endif
 
-#define TSV_REL "/data/linux-6.18/slub-sysfs.tsv"
 #define NR_CPUS_OF_DUMP 2
 
 static unsigned int passed, failed;
@@ -50,38 +51,6 @@ static const char *const want_cols[] = {
 enum { C_NAME, C_OBJSZ, C_SLABSZ, C_ALIGN, C_ORDER, C_OBJS, C_MINPART,
        C_CPUPART, C_HWC, C_RZ, C_POISON, C_SU, C_RCU, C_RECL, C_SHEAF, NCOL };
 
-static FILE *open_tsv(char *path, size_t len)
-{
-	const char *env = getenv("KMEM_SHARED_DIR");
-	FILE *f;
-
-	if (env && *env)
-		snprintf(path, len, "%s" TSV_REL, env);
-	else
-		snprintf(path, len, "%s/../shared" TSV_REL, KMEM_SOURCE_DIR);
-	f = fopen(path, "r");
-	if (!f)
-		printf("FAIL cannot open kernel data %s: %s (set KMEM_SHARED_DIR "
-		       "to the shared/ directory)\n", path, strerror(errno));
-	return f;
-}
-
-/* Split @line at tabs in place; returns the number of fields. */
-static int split(char *line, char **f, int max)
-{
-	int n = 0;
-
-	line[strcspn(line, "\r\n")] = '\0';
-	while (n < max) {
-		f[n++] = line;
-		line = strchr(line, '\t');
-		if (!line)
-			break;
-		*line++ = '\0';
-	}
-	return n;
-}
-
 static int try_layout(unsigned int osz, unsigned int align, slab_flags_t fl,
 		      bool ctor, int fpo, struct slub_layout *l)
 {
@@ -95,7 +64,7 @@ static void check_kernel_rows(void)
 	char path[4096], line[1024], *f[64];
 	int col[NCOL], nf, i, j;
 	unsigned int rows = 0, checked = 0, skipped = 0, ctors = 0, fpos = 0;
-	FILE *fp = open_tsv(path, sizeof(path));
+	FILE *fp = kt_open_shared(KT_SLUB_SYSFS_TSV, path, sizeof(path));
 
 	if (!fp) {
 		failed++;
@@ -107,7 +76,7 @@ static void check_kernel_rows(void)
 		return;
 	}
 	/* Map columns by header name so a reordered dump still works. */
-	nf = split(line, f, 64);
+	nf = kt_split_tabs(line, f, 64);
 	for (i = 0; i < NCOL; i++) {
 		col[i] = -1;
 		for (j = 0; j < nf; j++)
@@ -130,7 +99,7 @@ static void check_kernel_rows(void)
 
 		if (line[0] == '\n' || line[0] == '\0')
 			continue;
-		nf = split(line, f, 64);
+		nf = kt_split_tabs(line, f, 64);
 		rows++;
 		for (i = 0; i < NCOL; i++)
 			v[i] = col[i] < nf ? strtoul(f[col[i]], NULL, 10) : 0;

@@ -21,6 +21,7 @@
 #include <kmem.h>
 
 #include "ktest.h"
+#include "lib/kernel_data.h"
 #include "slab/slab.h"
 #include "slab/slub_sysfs.h"
 
@@ -28,7 +29,6 @@
 #define KMEM_SOURCE_DIR "."
 #endif
 
-#define TSV_REL "/data/linux-6.18/slub-sysfs.tsv"
 
 /* Contents of /sys/kernel/slab/<cache>/<attr>, or "ERR<errno>". Four rotating buffers. */
 static const char *rd(const char *cache, const char *attr)
@@ -118,17 +118,9 @@ KTEST(unique_id_format)
 
 static FILE *open_tsv(void)
 {
-	const char *env = getenv("KMEM_SHARED_DIR");
 	char path[1024];
 
-	if (env && *env)
-		snprintf(path, sizeof(path), "%s" TSV_REL, env);
-	else
-		snprintf(path, sizeof(path), "%s/../shared" TSV_REL, KMEM_SOURCE_DIR);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		fprintf(stderr, "cannot open %s: %s (set KMEM_SHARED_DIR)\n", path, strerror(errno));
-	return f;
+	return kt_open_shared(KT_SLUB_SYSFS_TSV, path, sizeof(path));
 }
 
 /* Every unique id of the kernel dump, re-made from its flags and size. */
