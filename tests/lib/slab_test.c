@@ -15,6 +15,7 @@
 #include "slab/slab.h"
 
 #include "ktest.h"
+#include "kt_util.h"
 #include "slab_test.h"
 
 static char cmdline[1024];
@@ -214,23 +215,16 @@ void slab_child_dispatch(const struct slab_child *tab, size_t n)
 	_exit(2);
 }
 
+/* In the forked child: become a fresh process running the named child case. */
+static void exec_child(void *name)
+{
+	setenv("SLAB_TEST_CHILD", name, 1);
+	execl("/proc/self/exe", "slab-test-child", (char *)NULL);
+	perror("execl /proc/self/exe");
+	_exit(127);
+}
+
 int slab_run_child(const char *name)
 {
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		struct rlimit no_core = { 0, 0 };
-		setrlimit(RLIMIT_CORE, &no_core);
-		setenv("SLAB_TEST_CHILD", name, 1);
-		execl("/proc/self/exe", "slab-test-child", (char *)NULL);
-		perror("execl /proc/self/exe");
-		_exit(127);
-	}
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return status;
+	return kt_fork(exec_child, (void *)name);
 }
