@@ -74,12 +74,21 @@ static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
 	return slub_stat_sum(s, si, NULL, 0, NULL);
 }
 
-/* This thread's slot for @s, NULL if it has none. */
+/*
+ * This thread's slot for @s, NULL if it has none.  Its hot object is
+ * settled into main first, so that count and objs describe the whole sheaf.
+ */
 static struct kmem_cache_cpu *my_slot(struct kmem_cache *s)
 {
 	struct slub_thread *t = slub_this;
+	struct kmem_cache_cpu *c;
 
-	return t && t->cpu[s->index].cache == s ? &t->cpu[s->index] : NULL;
+	if (!t || t->cpu[s->index].cache != s)
+		return NULL;
+	c = &t->cpu[s->index];
+	if (c->objs)
+		sheaf_settle(c);
+	return c;
 }
 
 /* Objects in this thread's main sheaf of @s (-1: no slot). */
@@ -760,6 +769,43 @@ KTEST(double_free_on_top_of_a_sheaf)
 	KT_EXPECT(kmem_cache_shrink(s) == 0);
 	EXPECT_SYSFS("kt_sheaf_df", "slabs", "0\n");
 	KT_EXPECT(kmem_report_count() == reports + 4);
+	kmem_cache_destroy(s);
+}
+
+/*
+ * The main sheaf's top object lives in the slot's hot word while only the
+ * two fast paths run: check it from the raw slot (my_slot() settles it).
+ */
+KTEST(hot_object_is_the_top_of_main)
+{
+	struct kmem_cache *s = cache64("kt_sheaf_hot");
+	KT_ASSERT(s);
+	void *a = kmem_cache_alloc(s, GFP), *b = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(a && b && a != b);
+	struct kmem_cache_cpu *c = &slub_this->cpu[s->index];
+	unsigned int n = c->count;
+
+	KT_EXPECT(c->hot == NULL);
+	kmem_cache_free(s, a);
+	KT_EXPECT(c->hot == a && c->count == n);
+	kmem_cache_free(s, b);
+	KT_EXPECT(c->hot == b && c->count == n + 1 && c->objs[n] == a);
+	/* a is second from the top: caught as well, and nothing moves. */
+	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, a), "Object already free");
+	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, b), "Object already free");
+	KT_EXPECT(main_count(s) == (int)n + 2);	/* settled: b on top of a */
+	KT_EXPECT(c->hot == NULL && c->objs[n + 1] == b && c->objs[n] == a);
+	/* LIFO through hot and objs alike. */
+	kmem_cache_free(s, kmem_cache_alloc(s, GFP));
+	KT_EXPECT(c->hot == b && c->count == n + 1);
+	KT_EXPECT(kmem_cache_alloc(s, GFP) == b && c->hot == NULL);
+	KT_EXPECT(kmem_cache_alloc(s, GFP) == a && c->count == n);
+	kmem_cache_free(s, a);
+	kmem_cache_free(s, b);
+	/* Shrink, destroy and thread exit settle it: nothing is lost. */
+	KT_EXPECT(not_handed_out_twice(s));
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	EXPECT_SYSFS("kt_sheaf_hot", "slabs", "0\n");
 	kmem_cache_destroy(s);
 }
 

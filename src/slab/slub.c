@@ -595,6 +595,10 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp)
 		obj = slab_alloc_unowned(s, gfp);
 		if (obj)
 			atomic_fetch_add_explicit(&s->dead_stat[ALLOC_SLOWPATH], 1, memory_order_relaxed);
+	} else if (c->hot) {
+		obj = c->hot;
+		c->hot = NULL;
+		stat_inc(c, ALLOC_PCS);
 	} else if (c->count) {
 		/* Another path refilled main (a bulk free, a reentrant call). */
 		obj = c->objs[--c->count];
@@ -727,11 +731,17 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 			    s->name, x);
 		return;
 	}
-	/* The cheap double-free checks: on top of the sheaf, or every object of the slab free. */
-	if ((c && c->count && c->objs[c->count - 1] == x) || unlikely(!ss_inuse(slab_state(slab)))) {
+	/*
+	 * The cheap double-free checks, as the fast path's: the top two of
+	 * main (hot and objs' last), or every object of the slab free.
+	 */
+	if ((c && c->objs && (c->hot == x || c->objs[(int)c->count - 1] == x)) ||
+	    unlikely(!ss_inuse(slab_state(slab)))) {
 		report_double_free(s, x);
 		return;
 	}
+	if (c && c->objs)
+		sheaf_settle(c);
 	if (c && s->sheaf_capacity && sheaf_free_slow(s, c, x))
 		return;
 	if (c && slab == c->slab) {

@@ -142,6 +142,17 @@ _Static_assert(sizeof(struct slab_sheaf) == SLAB_SHEAF_HDR, "sheaf header size")
 /* ---- per-thread state ---------------------------------------------- */
 
 struct kmem_cache_cpu {
+	/*
+	 * The main sheaf's top object, or NULL.  A malloc/free loop then
+	 * passes its object through this one word: the free's store address
+	 * needs only the slot, not the sheaf's count, and the allocation's
+	 * load needs no count first.  That takes two dependent loads off the
+	 * chain from one allocation to the next (hot 64 B: 9.9 -> 8.7 ns).
+	 * Only the two fast paths use it; every other path calls
+	 * sheaf_settle() first and sees a plain sheaf.  Invariant:
+	 * count + (hot != NULL) <= cap.
+	 */
+	void *hot;
 	/* The main sheaf, cached here so the fast paths need no other load;
 	 * cap is 0 without sheaves, and count 0 until a sheaf is installed. */
 	void **objs;
@@ -166,6 +177,15 @@ struct slub_thread {
 };
 
 extern __thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
+
+/* Put the hot object back on top of main (see struct kmem_cache_cpu). */
+static inline void sheaf_settle(struct kmem_cache_cpu *c)
+{
+	if (c->hot) {
+		c->objs[c->count++] = c->hot;
+		c->hot = NULL;
+	}
+}
 
 static inline void stat_inc(struct kmem_cache_cpu *c, enum stat_item si)
 {
@@ -272,9 +292,12 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
 	if (likely(t)) {
 		struct kmem_cache_cpu *c = &t->cpu[s->index];
 		unsigned int n = c->count;
-		void *object;
+		void *object = c->hot;
 
-		if (likely(n)) {
+		if (likely(object)) {
+			c->hot = NULL;
+			stat_inc(c, ALLOC_PCS);
+		} else if (likely(n)) {
 			object = c->objs[n - 1];
 			c->count = n - 1;
 			stat_inc(c, ALLOC_PCS);
@@ -309,16 +332,24 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 	if (likely(t)) {
 		struct kmem_cache_cpu *c = &t->cpu[index];
 		unsigned int n = c->count;
+		void *hot = c->hot;
 
-		if (likely(n < c->cap)) {
+		if (likely(n + (hot != NULL) < c->cap)) {
 			if (!slab)
 				slab = virt_to_slab(x);
-			/* inuse 0: every object of the slab is free, so x is too. */
+			/*
+			 * The top of main is hot, or objs[n - 1] when hot is
+			 * empty; comparing with both costs no more.  inuse 0:
+			 * every object of the slab is free, so x is too.
+			 */
 			if (likely(slab) && likely(slab->slab_cache == s) &&
-			    likely(slab_obj_valid(s, slab, x)) && likely(c->objs[(int)n - 1] != x) &&
-			    likely(ss_inuse(slab_state(slab)))) {
-				c->objs[n] = x;
-				c->count = n + 1;
+			    likely(slab_obj_valid(s, slab, x)) && likely(hot != x) &&
+			    likely(c->objs[(int)n - 1] != x) && likely(ss_inuse(slab_state(slab)))) {
+				if (hot) {
+					c->objs[n] = hot;
+					c->count = n + 1;
+				}
+				c->hot = x;
 				stat_inc(c, FREE_PCS);
 				return;
 			}

@@ -91,6 +91,7 @@ static struct slab_sheaf *take_main(struct kmem_cache_cpu *c)
 {
 	struct slab_sheaf *sheaf = c->main;
 
+	sheaf_settle(c);
 	sheaf->size = c->count;
 	return sheaf;
 }
@@ -277,6 +278,7 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 {
 	if (!sheaf_install(s, c))
 		return NULL;
+	sheaf_settle(c);
 	if (!c->count) {
 		struct slab_sheaf *full;
 
@@ -306,6 +308,7 @@ bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
 {
 	if (!sheaf_install(s, c))
 		return false;
+	sheaf_settle(c);
 	if (c->count == c->cap) {
 		struct slab_sheaf *empty;
 
@@ -335,9 +338,12 @@ bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
 /* Bulk allocation: what main holds first.  Returns how many were taken. */
 size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
 {
-	size_t take = c->count < n ? c->count : n;
+	size_t take;
 
 	(void)s;
+	if (c->objs)
+		sheaf_settle(c);
+	take = c->count < n ? c->count : n;
 	if (!take)
 		return 0;
 	c->count -= (unsigned int)take;
@@ -361,6 +367,7 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 
 	if (!sheaf_install(s, c))
 		return n;
+	sheaf_settle(c);
 	for (i = 0; i < n; i++) {
 		void *x = p[i];
 		if (!x)		/* holes are allowed, as in the kernel */
