@@ -55,16 +55,25 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 	return p;
 }
 
+/* Off the fast path: neither the call nor errno's address is on it. */
+static __attribute__((noinline)) void *malloc_cache_slow(struct kmem_cache *s, gfp_t gfp)
+{
+	void *p = __slub_alloc_slow(s, gfp);
+
+	if (unlikely(!p))
+		errno = ENOMEM;
+	return p;
+}
+
 static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
 		struct kmem_cache *s = malloc_class_cache(size);
 		if (likely(s)) {
-			void *p = slub_alloc(s, gfp);
+			void *p = slub_alloc_fast(s, gfp);
 			if (likely(p))
 				return p;
-			errno = ENOMEM;
-			return NULL;
+			return malloc_cache_slow(s, gfp);
 		}
 	}
 	/* malloc(0) returns a unique pointer, as glibc's does. */

@@ -285,7 +285,8 @@ static inline bool slab_obj_valid(const struct kmem_cache *s, struct slab *slab,
 	       offset_is_multiple((uint32_t)off, s->div_magic);
 }
 
-static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache *s, gfp_t gfp)
+/* slub_alloc()'s fast path alone: NULL where it would take the slow path. */
+static __attribute__((always_inline)) inline void *slub_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
 	struct slub_thread *t = slub_this;
 
@@ -305,13 +306,20 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
 			c->freelist = get_freepointer(s, object);
 			stat_inc(c, ALLOC_FASTPATH);
 		} else {
-			return __slub_alloc_slow(s, gfp);
+			return NULL;
 		}
 		if (unlikely(gfp & __GFP_ZERO))
 			memset(object, 0, s->object_size);
 		return object;
 	}
-	return __slub_alloc_slow(s, gfp);
+	return NULL;
+}
+
+static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	void *object = slub_alloc_fast(s, gfp);
+
+	return likely(object) ? object : __slub_alloc_slow(s, gfp);
 }
 
 /*
