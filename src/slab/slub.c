@@ -16,7 +16,7 @@
 
 #include "core/boot.h"
 #include "core/cmdline.h"
-#include "slab/slub.h"
+#include "slab/slub_internal.h"
 
 __thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
 
@@ -62,8 +62,6 @@ struct slub_thread_hdr {
 
 static void slub_thread_exit(void *arg);
 
-static struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s);
-
 /* Install @slab as the cpu slab (NULL: none); the free fast path checks its range. */
 static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
@@ -79,7 +77,7 @@ static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct 
 }
 
 /* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
-static struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
+struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 {
 	struct slub_thread *t = slub_this;
 
@@ -109,15 +107,6 @@ static struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 	return c;
 }
 
-static struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
-{
-	struct slub_thread *t = slub_this;
-
-	if (!t || t->cpu[s->index].cache != s)
-		return NULL;
-	return &t->cpu[s->index];
-}
-
 /* ---- slabs --------------------------------------------------------- */
 
 static inline unsigned int slab_free_objects(struct slab *slab)
@@ -128,8 +117,8 @@ static inline unsigned int slab_free_objects(struct slab *slab)
 }
 
 /* Pages for a new slab, with the kernel's order fallback; the slab is not set up yet. */
-static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
-				  unsigned int *objects)
+struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
+			   unsigned int *objects)
 {
 	gfp_t alloc_gfp = (gfp & ~(__GFP_ZERO | GFP_MOVABLE_MASK)) | __GFP_COMP |
 			  ((s->flags & SLAB_RECLAIM_ACCOUNT) ? __GFP_RECLAIMABLE : 0);
@@ -161,7 +150,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_c
 
 /* Account @slab (state already set) and publish it as a slab. */
 /* Slab counts and page accounting, by @nr slabs of @objects objects and @pages pages in all. */
-static void count_slabs(struct kmem_cache *s, long nr, long objects, long pages)
+void count_slabs(struct kmem_cache *s, long nr, long objects, long pages)
 {
 	atomic_fetch_add_explicit(&s->node.nr_slabs, nr, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
@@ -170,7 +159,7 @@ static void count_slabs(struct kmem_cache *s, long nr, long objects, long pages)
 }
 
 /* Publish @slab (state set, counted) as a slab. */
-static void publish_slab_uncounted(struct slab *slab)
+void publish_slab_uncounted(struct slab *slab)
 {
 	/* PG_slab last: kfree() of a foreign pointer must not see a half-built slab. */
 	page_set_flag(slab_page(slab), PG_slab);
@@ -207,54 +196,8 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_
 	return slab;
 }
 
-/*
- * Bulk allocation of whole slabs: a new slab handed out entirely is full at
- * once, so it needs no freelist; its objects are listed by address.  This is
- * what keeps a large bulk flat: no free pointer is written or chased.
- * Returns how many objects were stored in @p (whole slabs, <= @n).
- */
-static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					   gfp_t gfp, unsigned int n, void **p)
-{
-	unsigned int got = 0, objects;
-	struct slab *list = NULL;
-	long nr = 0, pages = 0;
-
-	while (n - got >= oo_objects(s->oo)) {
-		struct slab *slab = allocate_slab(s, gfp | __GFP_NOWARN, c, &objects);
-		if (!slab)
-			break;
-		char *obj = slab_address(slab) + s->red_left_pad;
-		void **q = p + got;
-		for (unsigned int i = 0; i < objects; i++)
-			q[i] = obj + (size_t)i * s->size;
-		if (s->ctor)
-			for (unsigned int i = 0; i < objects; i++)
-				s->ctor(q[i]);
-		atomic_store_explicit(&slab->state, ss_make(slab, NULL, objects, objects, false),
-				      memory_order_relaxed);
-		/* Full, so on no list: the link is free to chain this call's slabs. */
-		slab->next = list;
-		list = slab;
-		nr++;
-		pages += 1L << compound_order(slab_page(slab));
-		/* Counted as the kernel counts a new cpu slab: one slow path, then fast ones. */
-		stat_s(s, c, ALLOC_SLOWPATH, 1);
-		stat_s(s, c, ALLOC_FASTPATH, objects - 1);
-		got += objects;
-	}
-	if (!nr)
-		return 0;
-	/* Counted once for the call, before any is published: counts never go below the truth. */
-	stat_s(s, c, ALLOC_SLAB, (unsigned int)nr);
-	count_slabs(s, nr, got, pages);
-	for (; list; list = list->next)
-		publish_slab_uncounted(list);
-	return got;
-}
-
 /* Back to the page allocator; the caller has uncounted it. */
-static void discard_slab_uncounted(struct slab *slab)
+void discard_slab_uncounted(struct slab *slab)
 {
 	struct page *page = slab_page(slab);
 	unsigned int order = compound_order(page);
@@ -285,7 +228,7 @@ static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
 		list_add(&slab->slab_list, &n->partial);
 }
 
-static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
+void remove_partial(struct kmem_cache_node *n, struct slab *slab)
 {
 	list_del(&slab->slab_list);
 	__atomic_store_n(&n->nr_partial, n->nr_partial - 1, __ATOMIC_RELAXED);
@@ -506,7 +449,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 }
 
 /* The slow path of allocation (kernel ___slab_alloc); @c is this thread's slot. */
-static void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
+void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 {
 	struct slab *slab = c->slab;
 	void *freelist;
@@ -626,8 +569,8 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp)
  * Free @cnt objects (head..tail, already chained) into a slab that is not
  * this thread's cpu slab (kernel __slab_free).  @c may be NULL.
  */
-static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
-			unsigned int cnt, struct kmem_cache_cpu *c)
+void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
+		 unsigned int cnt, struct kmem_cache_cpu *c)
 {
 	struct kmem_cache_node *n = NULL;
 	uint64_t old = slab_state(slab), new;
@@ -761,395 +704,6 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 	}
 	stat_s(s, c, FREE_SLOWPATH, 1);
 	__slab_free(s, slab, x, x, 1, c);
-}
-
-/* ---- bulk ---------------------------------------------------------- */
-
-unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
-				     unsigned int n, void **p)
-{
-	unsigned int i, counted = 0;
-
-	for (i = 0; i < n; i++) {
-		void *obj = c->freelist;
-
-		if (unlikely(!obj)) {
-			/* Counted before the refill's thrash accounting reads it. */
-			stat_add(c, SHEAF_REFILL, i - counted);
-			counted = i;
-			obj = ___slab_alloc(s, i ? gfp | __GFP_NOWARN : gfp, c);
-			if (unlikely(!obj))
-				break;
-		} else {
-			c->freelist = get_freepointer(s, obj);
-		}
-		p[i] = obj;
-	}
-	stat_add(c, SHEAF_REFILL, i - counted);
-	return i;
-}
-
-int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
-{
-	if (unlikely(kmem_boot()))
-		return 0;
-	struct kmem_cache_cpu *c = this_cpu_slot(s);
-	size_t i;
-
-	if (unlikely(!c))
-		c = get_cpu_slot(s);
-
-	if (unlikely(!c)) {
-		for (i = 0; i < size; i++)
-			if (!(p[i] = __slub_alloc_slow(s, gfp)))
-				goto error;
-		return (int)size;
-	}
-	unsigned int fast = 0;
-	i = sheaf_alloc_bulk(s, c, size, p);
-	for (; i < size; i++) {
-		void *obj = c->freelist;
-
-		/*
-		 * Whole new slabs for what is left of a big request.  Partial
-		 * slabs wait for single allocations: filling them here would
-		 * mean walking their freelists, and freeing them whole later
-		 * would not work either.
-		 */
-		if (unlikely(!obj) && size - i >= oo_objects(s->oo)) {
-			unsigned int w = bulk_alloc_whole_slabs(s, c, gfp, (unsigned int)(size - i), p + i);
-			if (w) {
-				i += w - 1;
-				continue;
-			}
-		}
-		if (unlikely(!obj)) {
-			/* The refill's thrash accounting reads ALLOC_FASTPATH: bring it up to date. */
-			stat_add(c, ALLOC_FASTPATH, fast);
-			fast = 0;
-			obj = ___slab_alloc(s, gfp, c);
-			if (unlikely(!obj))
-				goto error_stat;
-			stat_inc(c, ALLOC_SLOWPATH);
-		} else {
-			c->freelist = get_freepointer(s, obj);
-			fast++;
-		}
-		p[i] = obj;
-	}
-	stat_add(c, ALLOC_FASTPATH, fast);
-	if (gfp & __GFP_ZERO)
-		for (i = 0; i < size; i++)
-			memset(p[i], 0, s->object_size);
-	return (int)size;
-
-error_stat:
-	stat_add(c, ALLOC_FASTPATH, fast);
-error:
-	slub_free_bulk(s, i, p);
-	return 0;
-}
-
-/* Checks one object of a bulk free; NULL slab means skip it (reported). */
-static struct slab *bulk_obj_slab(struct kmem_cache **sp, void *x)
-{
-	struct slab *slab = virt_to_slab(x);
-
-	if (unlikely(!slab)) {
-		slab_report_bad_free("kmem_cache_free_bulk", x, "not a slab object");
-		return NULL;
-	}
-	struct kmem_cache *cache = slab->slab_cache;
-	if (*sp && unlikely(cache != *sp)) {
-		kmem_report("kmem_cache_free_bulk(%s, %p): object belongs to cache %s; not freed\n",
-			    (*sp)->name, x, cache->name);
-		return NULL;
-	}
-	if (unlikely(!slab_obj_valid(cache, slab, x))) {
-		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n", cache->name, x);
-		return NULL;
-	}
-	*sp = cache;
-	return slab;
-}
-
-/*
- * Free objects in bulk (kernel build_detached_freelist): objects of the same
- * slab, found looking back a few entries, are chained and freed with one
- * compare-and-swap.  Entries taken are set to NULL, as in the kernel.
- * With s == NULL each object's own cache is used (objects must be slab ones).
- */
-/* Are @n objects at @p distinct slot starts of the slab at @base? (@objects <= 1024) */
-static bool distinct_slots(const struct kmem_cache *s, uintptr_t base, void **p, unsigned int n)
-{
-	uint64_t seen[1024 / 64] = { 0 };
-
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t off = (uint32_t)((uintptr_t)p[i] - base);
-		if (!offset_is_multiple(off, s->div_magic))
-			return false;
-		/* off / size, exactly: off is a multiple below 2^32 (see div_magic). */
-		unsigned int idx = (unsigned int)(((unsigned __int128)off * s->div_magic) >> 64);
-		if (seen[idx / 64] & (1ULL << (idx % 64)))
-			return false;
-		seen[idx / 64] |= 1ULL << (idx % 64);
-	}
-	return true;
-}
-
-/* Slabs given back whole in one bulk free, counted once at the end. */
-struct whole_release {
-	long nr, objects, pages;
-};
-
-/*
- * The last @inuse objects of an unfrozen slab are being freed: give it back
- * whole.  A full slab is on no list and nobody else holds an object of it,
- * so it needs no lock; one on the partial list is taken off under list_lock.
- */
-static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab,
-			       unsigned int inuse, struct whole_release *wr)
-{
-	struct kmem_cache_node *n = &s->node;
-	uint64_t st = slab_state(slab);
-
-	/* Below min_partial the kernel keeps it: that needs a freelist, the normal path. */
-	if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < s->min_partial)
-		return false;
-	if (ss_freelist(slab, st)) {
-		kmem_lock(&n->list_lock);
-		st = slab_state(slab);
-		if (ss_frozen(st) || ss_inuse(st) != inuse || n->nr_partial < s->min_partial) {
-			kmem_unlock(&n->list_lock);
-			return false;
-		}
-		remove_partial(n, slab);
-		kmem_unlock(&n->list_lock);
-		stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
-	}
-	stat_s(s, c, FREE_SLAB, 1);
-	wr->nr++;
-	wr->objects += ss_objects(st);
-	wr->pages += 1L << compound_order(slab_page(slab));
-	discard_slab_uncounted(slab);
-	return true;
-}
-
-/*
- * bulk_alloc_whole_slabs' twin: a run of entries that are all of a slab's
- * allocated objects (distinct, checked) frees the slab whole, without
- * writing a single free pointer.  The entries left are moved to the front;
- * returns how many there are.
- */
-static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size,
-				    void **p)
-{
-	size_t k = 0;	/* entries kept, moved to the front */
-	struct whole_release wr = { 0 };
-
-	for (size_t i = 0; i < size;) {
-		struct slab *slab = p[i] ? virt_to_slab(p[i]) : NULL;
-		if (!slab || slab->slab_cache != s) {
-			if (p[i])
-				p[k++] = p[i];
-			i++;
-			continue;
-		}
-		uintptr_t base = slab->obj_base, span = slab->obj_span;
-		size_t j = i + 1;
-		/* Consecutive slots, as bulk_alloc_whole_slabs hands them out... */
-		while (j < size && (uintptr_t)p[j] == (uintptr_t)p[j - 1] + s->size &&
-		       (uintptr_t)p[j] - base < span)
-			j++;
-		bool consecutive = true;
-		/* ...then anything else in this slab. */
-		for (; j < size && (uintptr_t)p[j] - base < span; j++)
-			consecutive = false;
-		uint64_t st = slab_state(slab);
-		unsigned int inuse = ss_inuse(st);
-		if (j - i == inuse && inuse > 1 && !ss_frozen(st) &&
-		    (consecutive ? offset_is_multiple((uint32_t)((uintptr_t)p[i] - base), s->div_magic)
-				 : ss_objects(st) <= 1024 && distinct_slots(s, base, p + i, inuse)) &&
-		    release_whole_slab(s, c, slab, inuse, &wr)) {
-			stat_s(s, c, FREE_SLOWPATH, inuse);
-		} else {
-			memmove(p + k, p + i, (j - i) * sizeof(void *));
-			k += j - i;
-		}
-		i = j;
-	}
-	if (wr.nr)
-		count_slabs(s, -wr.nr, -wr.objects, -wr.pages);
-	return k;
-}
-
-static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p)
-{
-	struct kmem_cache_cpu *const c0 = c;
-
-	/*
-	 * Objects of this thread's cpu slab (the common case: what a bulk
-	 * allocation just handed out) go straight onto the lockless freelist,
-	 * with the same cheap checks as a single free.
-	 */
-	if (c && c->slab && c->span) {
-		uintptr_t base = c->base, span = c->span;
-		void *fl = c->freelist;
-		unsigned int n = 0;
-
-		for (size_t i = 0; i < size; i++) {
-			void *x = p[i];
-			uintptr_t off = (uintptr_t)x - base;
-			if (off < span && offset_is_multiple((uint32_t)off, s->div_magic) && x != fl) {
-				set_freepointer(s, x, fl);
-				fl = x;
-				p[i] = NULL;
-				n++;
-			}
-		}
-		c->freelist = fl;
-		stat_add(c, FREE_FASTPATH, n);
-		if (n == size)
-			return;
-	}
-	/* The rest, squeezed (the lookahead below walks over NULL entries). */
-	if (s)
-		size = bulk_free_whole_slabs(s, c, size, p);
-
-	while (size) {
-		void *x = p[--size];
-		if (!x)
-			continue;
-		struct kmem_cache *cache = s;
-		struct slab *slab = bulk_obj_slab(&cache, x);
-		if (!slab)
-			continue;
-		if (unlikely(!ss_inuse(slab_state(slab)))) {	/* every object of it is free */
-			report_double_free(cache, x);
-			continue;
-		}
-
-		void *head = x, *tail = x;
-		unsigned int cnt = 1, lookahead = 3;
-		struct kmem_cache_cpu *c = cache == s && c0 ? c0 : slub_this ? get_cpu_slot(cache) : NULL;
-		void *cpu_head = (c && slab == c->slab) ? c->freelist : NULL;
-
-		if (unlikely(x == cpu_head)) {
-			report_double_free(cache, x);
-			continue;
-		}
-
-		for (size_t j = size; j-- > 0 && lookahead;) {
-			void *y = p[j];
-			if (!y)
-				continue;
-			if (((uintptr_t)y ^ (uintptr_t)x) >> PAGE_SHIFT &&
-			    virt_to_head_page_checked(y) != slab_page(slab)) {
-				lookahead--;
-				continue;
-			}
-			if (!slab_obj_valid(cache, slab, y) || y == head || y == cpu_head) {
-				report_double_free(cache, y);
-				p[j] = NULL;
-				continue;
-			}
-			set_freepointer(cache, y, head);
-			head = y;
-			cnt++;
-			p[j] = NULL;
-			if (j == size - 1)
-				size--;
-		}
-		if (c && slab == c->slab) {
-			set_freepointer(cache, tail, c->freelist);
-			c->freelist = head;
-			stat_add(c, FREE_FASTPATH, cnt);
-		} else {
-			stat_s(cache, c, FREE_SLOWPATH, cnt);
-			__slab_free(cache, slab, head, tail, cnt, c);
-		}
-	}
-}
-
-void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
-{
-	struct kmem_cache_cpu *c = s ? this_cpu_slot(s) : NULL;
-
-	if (!c && s && s->sheaf_capacity)
-		c = get_cpu_slot(s);
-	if (c && s->sheaf_capacity)
-		size = sheaf_free_bulk(s, c, size, p);
-	free_bulk_slabs(s, c, size, p);
-}
-
-/*
- * A sheaf's objects back to their slabs (kernel sheaf_flush_main).
- * Neighbours in the sheaf that share a slab (objects freed in the order
- * they were allocated, a producer/consumer hand-off) are chained and freed
- * with a single compare-and-swap; random ones cost one each.  Sorting the
- * sheaf first would find more runs but costs more than it saves when the
- * objects are random (measured: +60 instructions per object in frag).  The
- * objects were checked when they entered the sheaf.
- */
-/*
- * Random frees miss on every slab's state word, and the compare-and-swap
- * is a full barrier, so without help the misses would be taken one at a
- * time.  Prefetch the struct page of the object FLUSH_AHEAD places on,
- * and the head page (the struct slab) of the one half as far: the misses
- * then overlap (frag: __slab_free was 12% of its profile, nearly all of
- * it the stalled compare-and-swap).
- */
-#define FLUSH_AHEAD	8
-
-static inline struct page *obj_page(const void *x)
-{
-	return mm_model.mem_map + (((uintptr_t)x - (uintptr_t)mm_model.base) >> PAGE_SHIFT);
-}
-
-static inline void flush_prefetch(const struct kmem_cache *s, void **p, size_t n, size_t i)
-{
-	if (i + FLUSH_AHEAD < n) {
-		__builtin_prefetch(obj_page(p[i + FLUSH_AHEAD]), 1, 3);
-		/* The free pointer store would otherwise miss and be drained by the CAS. */
-		__builtin_prefetch((char *)p[i + FLUSH_AHEAD] + s->offset, 1, 3);
-	}
-	if (i + FLUSH_AHEAD / 2 < n)
-		__builtin_prefetch(compound_head(obj_page(p[i + FLUSH_AHEAD / 2])), 1, 3);
-}
-
-void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
-{
-	for (size_t i = 0; i < FLUSH_AHEAD && i < n; i++) {
-		__builtin_prefetch(obj_page(p[i]), 1, 3);
-		__builtin_prefetch((char *)p[i] + s->offset, 1, 3);
-	}
-	for (size_t i = 0; i < n;) {
-		void *x = p[i];
-
-		flush_prefetch(s, p, n, i);
-		struct slab *slab = virt_to_slab(x);
-		uintptr_t base = slab->obj_base, span = slab->obj_span;
-		void *head = x;
-		unsigned int cnt = 1;
-		size_t j = i + 1;
-
-		for (; j < n && (uintptr_t)p[j] - base < span; j++) {
-			if (unlikely(p[j] == p[j - 1])) {
-				report_double_free(s, p[j]);
-				continue;
-			}
-			set_freepointer(s, p[j], head);
-			head = p[j];
-			cnt++;
-		}
-		if (c && slab == c->slab) {
-			set_freepointer(s, x, c->freelist);
-			c->freelist = head;
-		} else {
-			__slab_free(s, slab, head, x, cnt, c);
-		}
-		i = j;
-	}
 }
 
 /* ---- flushing, thread exit ----------------------------------------- */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SLUB-private: helpers of slub.c that slub_bulk.c (the bulk paths) uses
+ * too.  Not part of the slab core's interface; what slub_sheaf.c shares with
+ * them (the sheaf refill and flush, __slub_alloc_from_slabs and
+ * __slub_free_to_slabs) is declared in slub.h.
+ */
+#ifndef KMEM_SLUB_INTERNAL_H
+#define KMEM_SLUB_INTERNAL_H
+
+#include "slab/slub.h"
+
+/* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
+struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s);
+/*
+ * This thread's slot for @s if it has one in use, else NULL.  Inline, as it
+ * was when slub.c held the bulk entry points that call it every time.
+ */
+static inline struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
+{
+	struct slub_thread *t = slub_this;
+
+	if (!t || t->cpu[s->index].cache != s)
+		return NULL;
+	return &t->cpu[s->index];
+}
+
+/* Pages for a new slab, with the kernel's order fallback; the slab is not set up yet. */
+struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
+			   unsigned int *objects);
+/* Slab counts and page accounting, by @nr slabs of @objects objects and @pages pages in all. */
+void count_slabs(struct kmem_cache *s, long nr, long objects, long pages);
+/* Publish @slab (state set, counted) as a slab. */
+void publish_slab_uncounted(struct slab *slab);
+/* Back to the page allocator; the caller has uncounted it. */
+void discard_slab_uncounted(struct slab *slab);
+/* Off the node partial list; the caller holds list_lock. */
+void remove_partial(struct kmem_cache_node *n, struct slab *slab);
+
+/* The slow path of allocation (kernel ___slab_alloc); @c is this thread's slot. */
+void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c);
+/*
+ * Free @cnt objects (head..tail, already chained) into a slab that is not
+ * this thread's cpu slab (kernel __slab_free).  @c may be NULL.
+ */
+void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
+		 unsigned int cnt, struct kmem_cache_cpu *c);
+
+#endif /* KMEM_SLUB_INTERNAL_H */
