@@ -3,7 +3,8 @@
  * SLUB: per-thread sheaves (6.18's per-cpu object arrays, on for every
  * cache as in newer kernels) in front of per-thread slabs with lockless
  * freelists (the classic design).  This header holds the structures and the
- * inline fast paths; slub.c the slab slow paths, slub_sheaf.c the sheaves'.
+ * inline fast paths; slub.c the slab slow paths, slub_bulk.c the bulk API
+ * and the paths between sheaves and slabs, slub_sheaf.c the sheaves'.
  *
  * "Per CPU" is per thread in this version.  Everything a true per-CPU (rseq)
  * version replaces is slub_this and struct slub_thread.
@@ -214,7 +215,7 @@ static inline void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum s
 void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp);
 void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x);
 
-/* Objects from slabs into @p, at most @n, for a sheaf refill (counted as
+/* slub_bulk.c.  Objects from slabs into @p, at most @n, for a sheaf refill (counted as
  * SHEAF_REFILL).  Returns how many. */
 unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
 				     unsigned int n, void **p);
