@@ -795,11 +795,24 @@ KTEST(hot_object_is_the_top_of_main)
 	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, b), "Object already free");
 	KT_EXPECT(main_count(s) == (int)n + 2);	/* settled: b on top of a */
 	KT_EXPECT(c->hot == NULL && c->objs[n + 1] == b && c->objs[n] == a);
-	/* LIFO through hot and objs alike. */
+	/*
+	 * LIFO through hot and objs alike.  From a settled main the first
+	 * allocation pops objs; the free makes its object hot; an allocation
+	 * of the hot object brings the next top (a) up into hot.
+	 */
 	kmem_cache_free(s, kmem_cache_alloc(s, GFP));
 	KT_EXPECT(c->hot == b && c->count == n + 1);
-	KT_EXPECT(kmem_cache_alloc(s, GFP) == b && c->hot == NULL);
-	KT_EXPECT(kmem_cache_alloc(s, GFP) == a && c->count == n);
+	KT_EXPECT(kmem_cache_alloc(s, GFP) == b && c->hot == a && c->count == n);
+	KT_EXPECT(kmem_cache_alloc(s, GFP) == a && c->count + (c->hot != NULL) == n);
+	/* Emptied through the hot word, main leaves hot NULL (objs[-1] is a NULL guard). */
+	void *rest[64];
+	unsigned int k = 0;
+	while (c->hot && k < 64)
+		rest[k++] = kmem_cache_alloc(s, GFP);
+	KT_EXPECT(k == n && c->count == 0 && c->hot == NULL);
+	for (unsigned int i = 0; i < k; i++)
+		kmem_cache_free(s, rest[k - 1 - i]);
+	KT_EXPECT(c->hot == rest[0] && c->count + 1 == n);
 	kmem_cache_free(s, a);
 	kmem_cache_free(s, b);
 	/* Shrink, destroy and thread exit settle it: nothing is lost. */
