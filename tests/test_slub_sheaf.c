@@ -499,14 +499,23 @@ KTEST(bulk_goes_through_main)
 	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 100, objs + 1) == 100);
 	KT_EXPECT(distinct(objs, 101));
 	KT_EXPECT(main_count(s) == 0);
+	/* Main ran empty: no spare, and the barn had nothing (a second BARN_GET_FAIL). */
 	EXPECT_STATS(s, [ALLOC_PCS] = 80, [ALLOC_FASTPATH] = 40, [ALLOC_SLOWPATH] = 1,
 		     [FREE_PCS] = 20, [SHEAF_REFILL] = 60, [SHEAF_ALLOC] = 1,
-		     [BARN_GET_FAIL] = 1, [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1);
-	/* Freeing them: main takes 60, the other 40 go to their slabs. */
+		     [BARN_GET_FAIL] = 2, [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1);
+	/* Freeing them: main takes 60, becomes the spare, and a new main takes 40. */
 	kmem_cache_free_bulk(s, 100, objs + 1);
-	KT_EXPECT(main_count(s) == 60);
-	KT_EXPECT(stat_of(s, FREE_PCS) == 80);
-	KT_EXPECT(stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH) == 40);
+	KT_EXPECT(main_count(s) == 40);
+	KT_EXPECT(my_slot(s)->spare && my_slot(s)->spare->size == CAP);
+	KT_EXPECT(stat_of(s, FREE_PCS) == 120);
+	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == 2);
+	KT_EXPECT(stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH) == 0);
+	/* And they come back from the two sheaves, main's 40 first. */
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 100, objs + 1) == 100);
+	KT_EXPECT(distinct(objs, 101));
+	KT_EXPECT(stat_of(s, ALLOC_PCS) == 180);
+	KT_EXPECT(stat_of(s, ALLOC_FASTPATH) == 40 && stat_of(s, ALLOC_SLOWPATH) == 1);
+	kmem_cache_free_bulk(s, 100, objs + 1);
 	kmem_cache_free(s, objs[0]);
 	KT_EXPECT(kmem_cache_shrink(s) == 0);
 	EXPECT_SYSFS("kt_sheaf_bulk", "slabs", "0\n");
@@ -819,6 +828,54 @@ KTEST(hot_object_is_the_top_of_main)
 	KT_EXPECT(not_handed_out_twice(s));
 	KT_EXPECT(kmem_cache_shrink(s) == 0);
 	EXPECT_SYSFS("kt_sheaf_hot", "slabs", "0\n");
+	kmem_cache_destroy(s);
+}
+
+/*
+ * Bulk calls walk through the spare and the barn as single calls do (the
+ * kernel's alloc_from_pcs_bulk / free_to_pcs_bulk), and a bulk free stops
+ * at the barn's limit: the rest goes to the slabs.
+ */
+static void *many[(2 + MAX_FULL_SHEAVES_CAP) * CAP + 500];
+
+KTEST(bulk_through_spare_and_barn)
+{
+	unsigned long reports = kmem_report_count();
+	struct kmem_cache *s = cache64("kt_sheaf_bulk_barn");
+	KT_ASSERT(s);
+
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 200, many) == 200);
+	KT_EXPECT(distinct(many, 200));
+	KT_EXPECT(stat_of(s, ALLOC_PCS) == 0);
+	/* main 60 -> spare, main 60 -> barn, main 60 -> barn, main 20. */
+	kmem_cache_free_bulk(s, 200, many);
+	KT_EXPECT(main_count(s) == 20);
+	KT_EXPECT(stat_of(s, FREE_PCS) == 200);
+	KT_EXPECT(stat_of(s, BARN_PUT) == 2 && s->barn.nr_full == 2);
+	KT_EXPECT(stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH) == 0);
+	/* Back: main's 20, the spare's 60, two full sheaves from the barn. */
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 200, many) == 200);
+	KT_EXPECT(distinct(many, 200));
+	KT_EXPECT(stat_of(s, ALLOC_PCS) == 200);
+	KT_EXPECT(stat_of(s, BARN_GET) == 2 && s->barn.nr_full == 0);
+	kmem_cache_free_bulk(s, 200, many);
+
+	/* More than main, spare and a full barn hold: the rest to slabs. */
+	const unsigned int n = sizeof(many) / sizeof(many[0]);
+	unsigned int room = (2 + s->barn.max_full) * CAP;
+	KT_ASSERT(room < n);
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, n, many) == (int)n);
+	KT_EXPECT(distinct(many, n));
+	unsigned long pcs = stat_of(s, FREE_PCS), slabs = stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH);
+	kmem_cache_free_bulk(s, n, many);
+	KT_EXPECT(s->barn.nr_full == s->barn.max_full);
+	KT_EXPECT(main_count(s) == CAP && my_slot(s)->spare->size == CAP);
+	KT_EXPECT(stat_of(s, FREE_PCS) - pcs == room);
+	KT_EXPECT(stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH) - slabs == n - room);
+	KT_EXPECT(stat_of(s, BARN_PUT_FAIL) == 1);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	EXPECT_SYSFS("kt_sheaf_bulk_barn", "slabs", "0\n");
+	KT_EXPECT(kmem_report_count() == reports);
 	kmem_cache_destroy(s);
 }
 
