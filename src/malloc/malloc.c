@@ -56,9 +56,10 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 }
 
 /* Off the fast path: neither the call nor errno's address is on it. */
-static __attribute__((noinline)) void *malloc_cache_slow(struct kmem_cache *s, gfp_t gfp)
+static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp)
 {
-	void *p = __slub_alloc_slow(s, gfp);
+	struct kmem_cache *s = malloc_class_cache(size);
+	void *p = s ? __slub_alloc_slow(s, gfp) : malloc_slow(size, gfp);
 
 	if (unlikely(!p))
 		errno = ENOMEM;
@@ -68,12 +69,17 @@ static __attribute__((noinline)) void *malloc_cache_slow(struct kmem_cache *s, g
 static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
-		struct kmem_cache *s = malloc_class_cache(size);
-		if (likely(s)) {
-			void *p = slub_alloc_fast(s, gfp);
-			if (likely(p))
-				return p;
-			return malloc_cache_slow(s, gfp);
+		unsigned int slot = malloc_class_slot(size);
+		struct slub_thread *t = slub_this;
+
+		if (likely(slot)) {
+			if (likely(t)) {
+				/* As &t->cpu[slot - 1], with the - 1 folded into the address. */
+				void *p = slub_alloc_slot(&t->cpu[slot] - 1, gfp);
+				if (likely(p))
+					return p;
+			}
+			return malloc_cache_slow(size, gfp);
 		}
 	}
 	/* malloc(0) returns a unique pointer, as glibc's does. */
@@ -96,9 +102,13 @@ static __attribute__((always_inline)) inline void do_free(void *p)
 {
 	struct page *page = virt_to_page_checked(p);
 
-	if (likely(page) && likely(slub_free_page(page, p)))
+	if (likely(page)) {
+		if (likely(slub_free_page(page, p)))
+			return;
+		free_slow(p, compound_head(page));
 		return;
-	free_slow(p, page ? compound_head(page) : NULL);
+	}
+	free_slow(p, NULL);
 }
 
 MALLOC_API void *malloc(size_t size)

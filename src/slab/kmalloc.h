@@ -33,7 +33,11 @@ static inline struct page *virt_to_page_checked(const void *x)
 
 	if (unlikely((off >> PAGE_SHIFT) >= mm_online_pages()))
 		return NULL;
-	return mm_model.mem_map + (off >> PAGE_SHIFT);
+	struct page *page = mm_model.mem_map + (off >> PAGE_SHIFT);
+	/* The callers test for NULL: an online page is never at 0, so no second test. */
+	if (!page)
+		__builtin_unreachable();
+	return page;
 }
 
 /* kfree() of a pointer that is not NULL or ZERO_SIZE_PTR. */

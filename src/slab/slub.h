@@ -191,10 +191,20 @@ static inline void sheaf_settle(struct kmem_cache_cpu *c)
 	}
 }
 
+/*
+ * Only the slot's thread writes its counters; readers sum them with
+ * relaxed loads.  On x86-64 one incl, like the kernel's this_cpu_inc():
+ * an aligned 4-byte store never tears, and it is one instruction on the
+ * fast paths instead of a load, an add and a store.
+ */
 static inline void stat_inc(struct kmem_cache_cpu *c, enum stat_item si)
 {
+#if defined(__x86_64__)
+	__asm__("incl %0" : "+m"(c->stat[si]));
+#else
 	__atomic_store_n(&c->stat[si], __atomic_load_n(&c->stat[si], __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
+#endif
 }
 
 static inline void stat_add(struct kmem_cache_cpu *c, enum stat_item si, unsigned int n)
@@ -289,35 +299,44 @@ static inline bool slab_obj_valid(const struct kmem_cache *s, struct slab *slab,
 	       offset_is_multiple((uint32_t)off, s->div_magic);
 }
 
+/*
+ * The fast path on a thread's slot @c: NULL where it would take the slow
+ * path.  The cache is needed only for a cpu freelist pop and __GFP_ZERO,
+ * so it is read from the slot there (a slot this thread does not use has
+ * no objects, so its NULL cache is never read).
+ */
+static __attribute__((always_inline)) inline void *slub_alloc_slot(struct kmem_cache_cpu *c, gfp_t gfp)
+{
+	unsigned int n = c->count;
+	void *object = c->hot;
+
+	if (likely(object)) {
+		/* The next top comes up from objs: objs[-1] is a NULL guard. */
+		c->hot = c->objs[(int)n - 1];
+		c->count = n - (n != 0);
+		stat_inc(c, ALLOC_PCS);
+	} else if (likely(n)) {
+		object = c->objs[n - 1];
+		c->count = n - 1;
+		stat_inc(c, ALLOC_PCS);
+	} else if (likely(object = c->freelist)) {
+		c->freelist = get_freepointer(c->cache, object);
+		stat_inc(c, ALLOC_FASTPATH);
+	} else {
+		return NULL;
+	}
+	if (unlikely(gfp & __GFP_ZERO))
+		memset(object, 0, c->cache->object_size);
+	return object;
+}
+
 /* slub_alloc()'s fast path alone: NULL where it would take the slow path. */
 static __attribute__((always_inline)) inline void *slub_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
 	struct slub_thread *t = slub_this;
 
-	if (likely(t)) {
-		struct kmem_cache_cpu *c = &t->cpu[s->index];
-		unsigned int n = c->count;
-		void *object = c->hot;
-
-		if (likely(object)) {
-			/* The next top comes up from objs: objs[-1] is a NULL guard. */
-			c->hot = c->objs[(int)n - 1];
-			c->count = n - (n != 0);
-			stat_inc(c, ALLOC_PCS);
-		} else if (likely(n)) {
-			object = c->objs[n - 1];
-			c->count = n - 1;
-			stat_inc(c, ALLOC_PCS);
-		} else if (likely(object = c->freelist)) {
-			c->freelist = get_freepointer(s, object);
-			stat_inc(c, ALLOC_FASTPATH);
-		} else {
-			return NULL;
-		}
-		if (unlikely(gfp & __GFP_ZERO))
-			memset(object, 0, s->object_size);
-		return object;
-	}
+	if (likely(t))
+		return slub_alloc_slot(&t->cpu[s->index], gfp);
 	return NULL;
 }
 
