@@ -270,11 +270,6 @@ unsigned long barn_objects(struct kmem_cache *s)
 /* ---- slow paths ---------------------------------------------------- */
 
 /*
- * Main is empty (and so is the cpu slab's freelist).  Returns an object
- * from a sheaf, or NULL when the cache has no sheaves here or the slabs
- * are out of memory: the caller then takes the slab path.
- */
-/*
  * Main is empty: make a sheaf with objects main, from the spare or the barn.
  * False if neither has one (the caller refills from slabs or stops).
  */
@@ -295,6 +290,11 @@ static bool main_from_spare_or_barn(struct kmem_cache *s, struct kmem_cache_cpu 
 	return true;
 }
 
+/*
+ * Main is empty (and so is the cpu slab's freelist).  Returns an object
+ * from a sheaf, or NULL when the cache has no sheaves here or the slabs
+ * are out of memory: the caller then takes the slab path.
+ */
 void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp)
 {
 	if (!sheaf_install(s, c))
@@ -310,10 +310,6 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 	return c->objs[--c->count];
 }
 
-/*
- * Main is full (or not there yet).  Pushes @x and returns true, or false
- * when the cache has no sheaves here: the caller frees to the slab.
- */
 /*
  * Main is full: make an empty sheaf main, from the spare or the barn (or a
  * new one while there is no spare).  False if the barn is at its limit (or
@@ -341,6 +337,10 @@ static bool main_to_spare_or_barn(struct kmem_cache *s, struct kmem_cache_cpu *c
 	return true;
 }
 
+/*
+ * Main is full (or not there yet).  Pushes @x and returns true, or false
+ * when the cache has no sheaves here: the caller frees to the slab.
+ */
 bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
 {
 	if (!sheaf_install(s, c))
@@ -381,16 +381,6 @@ size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n
 }
 
 /*
- * Bulk free (kernel free_to_pcs_bulk): into main, checked like single
- * frees; a full main goes to the spare or the barn for an empty one.  When
- * the barn is at its limit the rest is left for the slab path, which can
- * give whole slabs back (flushing sheaves here would only move objects
- * from one array to the other).  Entries that fail a check and those left
- * over are moved to the front of @p for the slab path (which reports the
- * bad ones); returns how many.  An object equal to the last one pushed is
- * reported here: the slab path could not see it sits in a sheaf.
- */
-/*
  * Push the objects of p[*ip..n) that pass a single free's checks into
  * objs[count..cap), the others to p[*restp..]; returns the new count.
  *
@@ -398,8 +388,8 @@ size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n
  * neighbours share a slab is a coin toss once the objects have been
  * through sheaves, and the mispredicted branch of a "same slab as the
  * last?" shortcut cost more than the lookup (bulk 158: 4.3 ns against
- * 3.1).  The loop's invariants are locals, and it has few enough live
- * values to stay in registers.
+ * 3.1).  The loop's invariants are locals: through c the compiler would
+ * reload them after every store to objs.
  */
 static __attribute__((always_inline)) inline unsigned int
 push_checked(const struct kmem_cache *s, void **objs, unsigned int count, unsigned int cap,
@@ -441,6 +431,16 @@ reject:
 	return count;
 }
 
+/*
+ * Bulk free (kernel free_to_pcs_bulk): into main, checked like single
+ * frees; a full main goes to the spare or the barn for an empty one.  When
+ * the barn is at its limit the rest is left for the slab path, which can
+ * give whole slabs back (flushing sheaves here would only move objects
+ * from one array to the other).  Entries that fail a check and those left
+ * over are moved to the front of @p for the slab path (which reports the
+ * bad ones); returns how many.  An object equal to the last one pushed is
+ * reported here: the slab path could not see it sits in a sheaf.
+ */
 size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
 {
 	size_t rest = 0, i = 0;
