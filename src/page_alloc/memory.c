@@ -61,7 +61,8 @@ static int __online_memory(unsigned long nr_pages)
 		return -ENOMEM;
 
 	if (os_commit(mm_model.base + (start << PAGE_SHIFT), nr_pages << PAGE_SHIFT) ||
-	    os_commit(mm_model.mem_map + start, nr_pages * sizeof(struct page)))
+	    os_commit(mm_model.mem_map + start, nr_pages * sizeof(struct page)) ||
+	    os_commit(mm_model.page_map + start, nr_pages * sizeof(uint32_t)))
 		return -ENOMEM;
 
 	/* Pageblocks start movable, as at boot in the kernel. */
@@ -156,12 +157,14 @@ int mm_core_init(void)
 	unsigned long pages = span >> PAGE_SHIFT;
 	mm_model.mem_map = os_reserve(pages * sizeof(struct page), PAGE_SIZE);
 	mm_model.pageblock_mt = os_reserve(pages / pageblock_nr_pages + 1, PAGE_SIZE);
-	if (!mm_model.base || !mm_model.mem_map || !mm_model.pageblock_mt ||
+	mm_model.page_map = os_reserve(pages * sizeof(uint32_t), PAGE_SIZE);
+	if (!mm_model.base || !mm_model.mem_map || !mm_model.pageblock_mt || !mm_model.page_map ||
 	    os_commit(mm_model.pageblock_mt, pages / pageblock_nr_pages + 1)) {
 		pr_err("cannot reserve %lu MiB of address space for memory\n", span >> 20);
 		return -ENOMEM;
 	}
 	mm_model.base_pfn = (unsigned long)mm_model.base >> PAGE_SHIFT;
+	mm_model.page_map_bias = (uintptr_t)mm_model.page_map - mm_model.base_pfn * sizeof(uint32_t);
 	mm_model.spanned_pages = pages;
 
 	struct zone *zone = &zone_normal;

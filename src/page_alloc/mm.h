@@ -142,6 +142,15 @@ struct mem_model {
 	struct page *mem_map;
 	unsigned char *pageblock_mt;	/* migratetype of each pageblock */
 	unsigned long online_pages;	/* only grows; read locklessly by every free */
+	/*
+	 * The page map: one 32-bit word per page for the page's owner (the
+	 * slab layer keeps the thread slot of the page's cache there), like
+	 * tcmalloc's pagemap.  page_map_bias is page_map - base_pfn, so the
+	 * word of an address is one load indexed by address >> PAGE_SHIFT:
+	 * free() needs no subtraction and no struct page to find its slot.
+	 */
+	uint32_t *page_map;
+	uintptr_t page_map_bias;
 };
 
 extern struct mem_model mm_model;
@@ -175,6 +184,20 @@ static inline struct page *__virt_to_page(const void *addr)
 static inline struct page *virt_to_head_page(const void *addr)
 {
 	return compound_head(__virt_to_page(addr));
+}
+
+/* The page map's word for an online address (the caller has range-checked it). */
+static inline uint32_t page_map_get(const void *addr)
+{
+	const uint32_t *w = (const uint32_t *)(mm_model.page_map_bias +
+					       ((uintptr_t)addr >> PAGE_SHIFT) * sizeof(uint32_t));
+
+	return __atomic_load_n(w, __ATOMIC_RELAXED);
+}
+
+static inline void page_map_set(const struct page *page, uint32_t v)
+{
+	__atomic_store_n(&mm_model.page_map[page - mm_model.mem_map], v, __ATOMIC_RELAXED);
 }
 
 /* ---- migratetypes and pageblocks ----------------------------------- */

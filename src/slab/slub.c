@@ -144,7 +144,7 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&slab->obj_span, *objects * s->size, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < (1u << oo_order(oo)); i++)
-		__atomic_store_n(&page_slab(page + i)->cache_index, s->index, __ATOMIC_RELAXED);
+		page_map_set(page + i, slab_slot_offset(s->index));
 	return slab;
 }
 

@@ -41,12 +41,6 @@ struct slab {
 	/* Fixed while it is a slab: the free fast path's object check needs no state. */
 	uintptr_t obj_base;		/* address of object 0 */
 	unsigned int obj_span;		/* objects * size */
-	/*
-	 * slab_cache->index, in every page of the slab (tails too: nothing else
-	 * uses this word of a tail page), so kfree() finds its slot from the
-	 * struct page of the pointer without going through compound_head().
-	 */
-	unsigned int cache_index;
 };
 
 _Static_assert(sizeof(struct slab) <= offsetof(struct page, _refcount),
@@ -181,6 +175,21 @@ struct slub_thread {
 };
 
 extern __thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
+
+/*
+ * A slab page's page map word (mm.h): the byte offset of its cache's slot
+ * in struct slub_thread, in every page of the slab, so that kfree() finds
+ * the slot with one load indexed by the pointer's pfn (slub_free_page()).
+ */
+static inline uint32_t slab_slot_offset(unsigned int index)
+{
+	return index * (uint32_t)sizeof(struct kmem_cache_cpu);
+}
+
+static inline struct kmem_cache_cpu *slub_slot(struct slub_thread *t, uint32_t offset)
+{
+	return (struct kmem_cache_cpu *)((char *)t + offset);
+}
 
 /* Put the hot object back on top of main (see struct kmem_cache_cpu). */
 static inline void sheaf_settle(struct kmem_cache_cpu *c)
@@ -357,13 +366,13 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
  * to the slow path's full checks and reports.
  */
 static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache *s,
-							      unsigned int index,
+							      uint32_t slot_offset,
 							      struct slab *slab, void *x)
 {
 	struct slub_thread *t = slub_this;
 
 	if (likely(t)) {
-		struct kmem_cache_cpu *c = &t->cpu[index];
+		struct kmem_cache_cpu *c = slub_slot(t, slot_offset);
 		unsigned int n = c->count;
 		void *hot = c->hot;
 
@@ -404,29 +413,31 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,
 							    struct slab *slab, void *x)
 {
-	__slub_free(s, s->index, slab, x);
+	__slub_free(s, slab_slot_offset(s->index), slab, x);
 }
 
 /*
  * kfree() and free() of a pointer whose struct page is @page (the head or a
- * tail of a slab, or not a slab page at all).  The slot comes from @page's
- * copy of the cache index, not via the head and its cache: a free and the
- * next allocation's pop form a chain of dependent loads, and the free's
- * store address is on it.  Fewer loads there is what makes the pair fast
- * (measured in a kmem_cache_alloc + kfree loop: 11.5 -> 9.1 ns).  The head still decides
- * whether it is a slab at all, off that chain.  Returns false for a
- * non-slab page: the caller's slow path.
+ * tail of a slab, or not a slab page at all).  The slot comes from the page
+ * map, indexed by @x's pfn, not via the head and its cache: a free and the
+ * next allocation's pop form a chain of dependent loads through the slot's
+ * hot word, and the free's store address is on it.  Pointer -> pfn -> map
+ * word -> store is one shift and one load (through struct page it was a
+ * subtraction, two shifts, an add and a load; through the head and its
+ * cache three loads: 11.5 -> 9.1 ns a kmem_cache_alloc + kfree pair).  The
+ * head decides whether it is a slab at all, off that chain.  Returns false
+ * for a non-slab page: the caller's slow path.
  */
 static __attribute__((always_inline)) inline bool slub_free_page(struct page *page, void *x)
 {
-	unsigned int index = __atomic_load_n(&page_slab(page)->cache_index, __ATOMIC_RELAXED);
+	uint32_t slot_offset = page_map_get(x);
 	struct page *head = compound_head(page);
 
 	if (unlikely(!PageSlab(head)))
 		return false;
 	struct slab *slab = page_slab(head);
-	/* No index == s->index check: the compiler would use s->index then. */
-	__slub_free(slab->slab_cache, index, slab, x);
+	/* No slot_offset check against the cache: the compiler would use the cache's then. */
+	__slub_free(slab->slab_cache, slot_offset, slab, x);
 	return true;
 }
 
