@@ -86,10 +86,11 @@ static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t 
 	return malloc_slow(size ? size : MALLOC_MIN, gfp);
 }
 
-static __attribute__((noinline)) void free_slow(void *p, struct page *head)
+/* @page: the struct page of @p, NULL if kmem's memory does not hold @p. */
+static __attribute__((noinline)) void free_slow(void *p, struct page *page)
 {
-	if (head) {
-		__kfree_slow(p, head, "free");
+	if (page) {
+		__kfree_slow(p, compound_head(page), "free");
 		return;
 	}
 	if (huge_free(p))
@@ -105,7 +106,7 @@ static __attribute__((always_inline)) inline void do_free(void *p)
 	if (likely(page)) {
 		if (likely(slub_free_page(page, p)))
 			return;
-		free_slow(p, compound_head(page));
+		free_slow(p, page);
 		return;
 	}
 	free_slow(p, NULL);

@@ -126,15 +126,19 @@ static inline struct page *virt_to_head_page_checked(const void *x)
 	return compound_head(mm_model.mem_map + (off >> PAGE_SHIFT));
 }
 
-/* ceil(2^64 / d): n (< 2^32) is a multiple of d iff n * magic <= magic - 1. */
+/*
+ * ceil(2^64 / d), d >= 2: n is a multiple of d iff n * magic < magic, for
+ * every n < 2^32 (Lemire, Kaser, Kurz, "Faster remainder by direct
+ * computation").  The callers' offsets are below a slab's size.
+ */
 static inline uint64_t div_magic(uint32_t d)
 {
 	return UINT64_MAX / d + 1;
 }
 
-static inline bool offset_is_multiple(uint32_t n, uint64_t magic)
+static inline bool offset_is_multiple(uint64_t n, uint64_t magic)
 {
-	return (uint64_t)n * magic <= magic - 1;
+	return (uint64_t)n * magic < magic;
 }
 
 /* slab_common.c */

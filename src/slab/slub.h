@@ -22,10 +22,13 @@
  * single compare-and-swap (the kernel needs a double-word cmpxchg for a full
  * pointer; an offset inside a slab of at most 4 MiB fits in 24 bits):
  *
- *   bits  0..23  freelist: (offset of first free object / 8) + 1, 0 = none
- *   bits 24..38  inuse:    objects not on the slab freelist
- *   bits 39..53  objects:  objects in the slab
- *   bit  54      frozen:   owned by a thread (its cpu slab or cpu partial list)
+ *   bits  0..14  inuse:    objects not on the slab freelist
+ *   bits 15..29  objects:  objects in the slab
+ *   bit  30      frozen:   owned by a thread (its cpu slab or cpu partial list)
+ *   bits 32..55  freelist: (offset of first free object / 8) + 1, 0 = none
+ *
+ * inuse comes first so that the free fast path's "is any object in use?"
+ * is one test of the word's low 16 bits, with no shift.
  */
 struct slab {
 	unsigned long __page_flags;
@@ -40,7 +43,7 @@ struct slab {
 	_Atomic uint64_t state;
 	/* Fixed while it is a slab: the free fast path's object check needs no state. */
 	uintptr_t obj_base;		/* address of object 0 */
-	unsigned int obj_span;		/* objects * size */
+	uintptr_t obj_span;		/* objects * size; a word, so the check compares with memory */
 };
 
 _Static_assert(sizeof(struct slab) <= offsetof(struct page, _refcount),
@@ -48,10 +51,11 @@ _Static_assert(sizeof(struct slab) <= offsetof(struct page, _refcount),
 _Static_assert(offsetof(struct slab, slab_cache) == offsetof(struct page, __overlay),
 	       "slab_cache must be word 1, as page_slab_cache() reads it");
 
-#define SS_FREE_BITS	24
-#define SS_INUSE_SHIFT	24
-#define SS_OBJ_SHIFT	39
-#define SS_FROZEN	(1ULL << 54)
+#define SS_FREE_SHIFT	32
+#define SS_FREE_MASK	0xffffffULL
+#define SS_INUSE_SHIFT	0
+#define SS_OBJ_SHIFT	15
+#define SS_FROZEN	(1ULL << 30)
 #define SS_MASK15	0x7fffULL
 
 static inline struct slab *page_slab(struct page *page) { return (struct slab *)page; }
@@ -64,7 +68,7 @@ static inline bool ss_frozen(uint64_t st) { return st & SS_FROZEN; }
 
 static inline void *ss_freelist(struct slab *slab, uint64_t st)
 {
-	uint64_t f = st & ((1ULL << SS_FREE_BITS) - 1);
+	uint64_t f = (st >> SS_FREE_SHIFT) & SS_FREE_MASK;
 
 	return f ? slab_address(slab) + ((f - 1) << 3) : NULL;
 }
@@ -74,7 +78,7 @@ static inline uint64_t ss_make(struct slab *slab, void *freelist, unsigned int i
 {
 	uint64_t f = freelist ? (((uint64_t)((char *)freelist - slab_address(slab)) >> 3) + 1) : 0;
 
-	return f | ((uint64_t)inuse << SS_INUSE_SHIFT) | ((uint64_t)objects << SS_OBJ_SHIFT) |
+	return (f << SS_FREE_SHIFT) | ((uint64_t)inuse << SS_INUSE_SHIFT) | ((uint64_t)objects << SS_OBJ_SHIFT) |
 	       (frozen ? SS_FROZEN : 0);
 }
 
@@ -305,7 +309,7 @@ static inline bool slab_obj_valid(const struct kmem_cache *s, struct slab *slab,
 	uintptr_t off = (uintptr_t)x - __atomic_load_n(&slab->obj_base, __ATOMIC_RELAXED);
 
 	return off < __atomic_load_n(&slab->obj_span, __ATOMIC_RELAXED) &&
-	       offset_is_multiple((uint32_t)off, s->div_magic);
+	       offset_is_multiple(off, s->div_magic);
 }
 
 /*
@@ -373,23 +377,25 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 
 	if (likely(t)) {
 		struct kmem_cache_cpu *c = slub_slot(t, slot_offset);
-		unsigned int n = c->count;
+		unsigned int n = c->count, pushed = n + (c->hot != NULL);
 		void *hot = c->hot;
 
-		if (likely(n + (hot != NULL) < c->cap)) {
+		if (likely(pushed < c->cap)) {
 			if (!slab)
 				slab = virt_to_slab(x);
 			/*
-			 * The top of main is hot, or objs[n - 1] when hot is
-			 * empty; comparing with both costs no more.  inuse 0:
-			 * every object of the slab is free, so x is too.
+			 * inuse 0: every object of the slab is free, so x is
+			 * too.  The top of main is hot, or objs[n - 1] when hot
+			 * is empty; comparing with both costs no more.  The
+			 * slab's state is read before objs, which the push
+			 * then needs no second load of.
 			 */
 			if (likely(slab) && likely(slab->slab_cache == s) &&
-			    likely(slab_obj_valid(s, slab, x)) && likely(hot != x) &&
-			    likely(c->objs[(int)n - 1] != x) && likely(ss_inuse(slab_state(slab)))) {
+			    likely(slab_obj_valid(s, slab, x)) && likely(ss_inuse(slab_state(slab))) &&
+			    likely(hot != x) && likely(c->objs[(long)n - 1] != x)) {
 				/* No branch on hot: in mixed sizes it is a coin toss. */
 				c->objs[n] = hot;
-				c->count = n + (hot != NULL);
+				c->count = pushed;
 				c->hot = x;
 				stat_inc(c, FREE_PCS);
 				return;
@@ -398,7 +404,7 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 			uintptr_t off = (uintptr_t)x - c->base;
 
 			if (likely(off < c->span) &&
-			    likely(offset_is_multiple((uint32_t)off, s->div_magic)) &&
+			    likely(offset_is_multiple(off, s->div_magic)) &&
 			    likely(x != c->freelist)) {
 				set_freepointer(s, x, c->freelist);
 				c->freelist = x;
