@@ -69,10 +69,11 @@ struct node_barn {
 	struct slab_sheaf *full, *empty;	/* stacks, linked through sheaf->next */
 	unsigned int nr_full, nr_empty;
 	unsigned int max_full;			/* MAX_FULL_SHEAVES or more, see slub_barn_kb */
+	unsigned int max_empty;			/* as many as max_full */
 };
 #define MAX_FULL_SHEAVES	10	/* the kernel's; slub_barn_kb may allow more */
 #define MAX_FULL_SHEAVES_CAP	64
-#define MAX_EMPTY_SHEAVES	10
+#define MAX_EMPTY_SHEAVES	10	/* the kernel's; max_empty follows max_full */
 
 struct kmem_cache {
 	/* Read by every fast path: keep together. */

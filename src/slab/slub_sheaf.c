@@ -144,6 +144,14 @@ void barn_init(struct kmem_cache *s)
 	barn->nr_full = barn->nr_empty = 0;
 	barn->max_full = n < MAX_FULL_SHEAVES ? MAX_FULL_SHEAVES :
 			 n > MAX_FULL_SHEAVES_CAP ? MAX_FULL_SHEAVES_CAP : (unsigned int)n;
+	/*
+	 * The kernel keeps as many empty sheaves as full ones (10 and 10): a
+	 * burst of frees that fills the barn needs that many empties to go
+	 * on, and its allocations give them back.  With fewer, every round
+	 * trip frees and allocates max_full - MAX_EMPTY_SHEAVES sheaves (26
+	 * per 1000 objects of 256 B).
+	 */
+	barn->max_empty = barn->max_full;
 }
 
 /* Trade @empty (may be NULL) for a full sheaf; NULL if the barn has none. */
@@ -163,7 +171,7 @@ static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_c
 		full = barn->full;
 		barn->full = full->next;
 		__atomic_store_n(&barn->nr_full, barn->nr_full - 1, __ATOMIC_RELAXED);
-		if (empty && barn->nr_empty < MAX_EMPTY_SHEAVES) {
+		if (empty && barn->nr_empty < barn->max_empty) {
 			empty->next = barn->empty;
 			barn->empty = empty;
 			__atomic_store_n(&barn->nr_empty, barn->nr_empty + 1, __ATOMIC_RELAXED);
