@@ -11,6 +11,8 @@
  *    full main becomes the spare, a second full sheaf goes to the barn, an
  *    empty main swaps with a full spare and then trades at the barn.  Every
  *    counter is checked, through slub_stat_sum() and through sysfs.
+ *  - The barn keeps as many empty sheaves as full ones, so a burst's round
+ *    trips allocate and free no sheaves once it has them.
  *  - kmem_cache_shrink() flushes this thread's sheaves and the barn, and
  *    every slab goes back; bulk allocation and free go through main first.
  *  - Objects in sheaves count as active in /proc/slabinfo and sysfs, as in
@@ -588,6 +590,49 @@ KTEST(full_barn_flushes_to_slabs)
 	KT_EXPECT(stat_of(s, SHEAF_FLUSH) == NBIG + 20);
 	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == stat_of(s, SHEAF_FREE));
 	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(s);
+}
+
+/*
+ * A burst that fills the barn with more than the kernel's 10 full sheaves
+ * needs as many empty ones to go on, and its allocations give them back:
+ * the barn keeps them all (max_empty = max_full), so the second and later
+ * round trips allocate and free no sheaf at all.  With the kernel's 10
+ * empties every round trip freed and allocated 30 sheaves here.
+ */
+#define BURST	(40 * CAP)
+
+KTEST(barn_keeps_the_empties_of_a_burst)
+{
+	static void *p[BURST];
+	struct kmem_cache *s = cache64("kt_sheaf_barn_empties");
+	KT_ASSERT(s);
+	KT_ASSERT(s->barn.max_full >= 40);
+
+	alloc_n(s, p, BURST);
+	free_n(s, p, BURST);
+	unsigned long puts = stat_of(s, BARN_PUT);
+	KT_EXPECT(puts >= 30 && stat_of(s, BARN_PUT_FAIL) == 0);
+	alloc_n(s, p, BURST);
+	KT_EXPECT(distinct(p, BURST));
+	/* Every empty traded for a full sheaf stayed in the barn. */
+	KT_EXPECT(s->barn.nr_empty == stat_of(s, BARN_GET));
+	KT_EXPECT(stat_of(s, SHEAF_FREE) == 0);
+
+	unsigned long sheaves = stat_of(s, SHEAF_ALLOC);
+	for (int round = 0; round < 3; round++) {
+		free_n(s, p, BURST);
+		alloc_n(s, p, BURST);
+	}
+	KT_EXPECT(distinct(p, BURST));
+	KT_EXPECT(stat_of(s, BARN_PUT) == 4 * puts);
+	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == sheaves);
+	KT_EXPECT(stat_of(s, SHEAF_FREE) == 0);
+	KT_EXPECT(stat_of(s, SHEAF_FLUSH) == 0);
+
+	free_n(s, p, BURST);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == stat_of(s, SHEAF_FREE));
 	kmem_cache_destroy(s);
 }
 
