@@ -11,11 +11,18 @@
  *    its own limit min - min/2 - (min - min/2)/4 = 69, and no further;
  *  - freeing everything restores buddyinfo exactly.
  *
+ * __GFP_NOFAIL on that full machine waits, and gets its page once another
+ * thread frees.
+ *
  * Growable memory (no mem=; kmem.max_mem=64M kmem.mem_block=8M): memory is
  * brought online 8 MiB at a time, only when needed (managed grows, vmstat
  * memory_hotplug_pages counts it), and allocations fail at 64 MiB.
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <kmem.h>
 
@@ -247,6 +254,64 @@ static void growable_high_order(void *arg)
 KTEST(growable_memory_high_orders)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(growable_high_order, NULL));
+}
+
+/*
+ * __GFP_NOFAIL on a full machine does not fail: it waits until another
+ * thread frees memory.  GFP_ATOMIC has taken the pages down to its own
+ * limit (69), below the half of the min reserve (91) a NOFAIL retry may
+ * use, so the waiter cannot take them and must wait for the frees.
+ */
+static atomic_int nofail_state;		/* 1: about to allocate, 2: returned */
+static struct page *nofail_page;
+
+static void *nofail_waiter(void *arg)
+{
+	(void)arg;
+	atomic_store(&nofail_state, 1);
+	nofail_page = alloc_pages(GFP_KERNEL | __GFP_NOFAIL, 0);
+	atomic_store(&nofail_state, 2);
+	return NULL;
+}
+
+static void nofail(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=32M nr_cpus=2"), 0);
+	struct page *page;
+
+	/* With memory there, NOFAIL is a plain allocation. */
+	page = alloc_pages(GFP_KERNEL | __GFP_NOFAIL, 0);
+	KT_ASSERT(page);
+	__free_pages(page, 0);
+
+	while ((page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)) != NULL) {
+		KT_ASSERT(nr_pages < MAX_PAGES);
+		hold(page, 0);
+	}
+	KT_ASSERT(alloc_pages(GFP_KERNEL | __GFP_HIGH | __GFP_NOWARN, 0) == NULL);
+	long fails = kt_vmstat("pgalloc_fail");
+
+	pthread_t th;
+	KT_ASSERT_EQ(pthread_create(&th, NULL, nofail_waiter, NULL), 0);
+	while (atomic_load(&nofail_state) == 0)
+		sched_yield();
+	usleep(50 * 1000);
+	KT_EXPECT(atomic_load(&nofail_state) == 1);	/* still waiting, not failed */
+
+	release_all();			/* to this thread's pcp lists, then the buddy lists */
+	KT_ASSERT_EQ(pthread_join(th, NULL), 0);
+	KT_EXPECT(atomic_load(&nofail_state) == 2);
+	KT_ASSERT(nofail_page);
+	KT_EXPECT(kt_vmstat("pgalloc_fail") == fails);	/* never counted as failed */
+	__free_pages(nofail_page, 0);
+	drain_local_pages();
+	check_all_free(8192);
+}
+
+KTEST(nofail_waits_for_memory)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(nofail, NULL));
 }
 
 KTEST_MAIN((void)0)

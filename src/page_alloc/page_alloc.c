@@ -735,6 +735,48 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order, bool u
 	return NULL;
 }
 
+/*
+ * __GFP_NOFAIL (kernel __alloc_pages_slowpath's nofail: label): the caller
+ * cannot handle failure, so retry until memory comes back, with access to
+ * half the min reserve as the kernel gives it.  With no reclaim, memory
+ * comes back only when other threads free it (and, from their pcp lists,
+ * only when those overflow or their threads exit), or when memory can grow
+ * again.  A caller that is the only user of a full mem= waits forever, as
+ * a kernel task would without the OOM killer: every 10 s it says so.
+ */
+#define NOFAIL_STALL_WARN_NS	(10ull * 1000000000ull)
+
+static struct page *__alloc_pages_nofail(gfp_t gfp, unsigned int order, bool use_pcp)
+{
+	unsigned int alloc_flags = gfp_to_alloc_flags(gfp) | ALLOC_MIN_RESERVE;
+	unsigned long long start = os_now_ns(), warn_at = start + NOFAIL_STALL_WARN_NS;
+	unsigned int backoff_us = 10;
+	struct page *page;
+
+	/* The kernel's WARN_ON_ONCE: costly orders may never be satisfied. */
+	static atomic_bool warned_costly;
+	if (order > 1 && !atomic_exchange(&warned_costly, true))
+		kmem_warn("mm/page_alloc.c:__alloc_pages_slowpath",
+			  "__GFP_NOFAIL allocation of order %u: it may never succeed\n", order);
+	for (;;) {
+		page = get_page_from_freelist(gfp, order, alloc_flags, use_pcp);
+		if (page || (page = __alloc_pages_slowpath(gfp, order, use_pcp)))
+			return page;
+		unsigned long long now = os_now_ns();
+		if (now >= warn_at) {
+			char comm[17];
+			current_comm(comm);
+			printk("%s: page allocation stalls for %llums, order:%u, mode:%#x "
+			       "(__GFP_NOFAIL: retrying)\n",
+			       comm, (now - start) / 1000000, order, gfp);
+			warn_at = now + NOFAIL_STALL_WARN_NS;
+		}
+		os_sleep_us(backoff_us);
+		if (backoff_us < 10000)
+			backoff_us *= 2;
+	}
+}
+
 static inline void prep_compound_page(struct page *page, unsigned int order)
 {
 	unsigned long nr = 1UL << order;
@@ -773,6 +815,8 @@ static struct page *__alloc_pages_noprof(gfp_t gfp, unsigned int order, bool use
 	struct page *page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, use_pcp);
 	if (!page)
 		page = __alloc_pages_slowpath(gfp, order, use_pcp);
+	if (unlikely(!page) && (gfp & __GFP_NOFAIL))
+		page = __alloc_pages_nofail(gfp, order, use_pcp);
 	if (unlikely(!page)) {
 		count_vm_events_global(PGALLOC_FAIL, 1);
 		if (!(gfp & __GFP_NOWARN))

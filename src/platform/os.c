@@ -102,6 +102,13 @@ void os_write_stderr(const char *buf, size_t len)
 	}
 }
 
+void os_sleep_us(unsigned int us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
 unsigned long long os_now_ns(void)
 {
 	struct timespec ts;

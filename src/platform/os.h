@@ -24,6 +24,8 @@ int os_getpid(void);
 int os_gettid(void);
 void os_write_stderr(const char *buf, size_t len);
 unsigned long long os_now_ns(void);
+/* Sleep about @us microseconds (a retry's back-off). */
+void os_sleep_us(unsigned int us);
 _Noreturn void os_abort(void);
 
 /* Run @fn(@arg) when the calling thread exits (after all our TLS users). */

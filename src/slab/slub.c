@@ -125,9 +125,10 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	struct kmem_cache_order_objects oo = s->oo;
 	struct page *page = NULL;
 
-	/* A higher order is nice to have: try it quietly, then fall back. */
+	/* A higher order is nice to have: try it quietly (never __GFP_NOFAIL), then fall back. */
 	if (oo_order(oo) > oo_order(s->min))
-		page = alloc_pages(alloc_gfp | __GFP_NOWARN | __GFP_NORETRY, oo_order(oo));
+		page = alloc_pages((alloc_gfp | __GFP_NOWARN | __GFP_NORETRY) & ~__GFP_NOFAIL,
+				   oo_order(oo));
 	if (!page) {
 		if (oo_order(oo) > oo_order(s->min)) {
 			oo = s->min;
