@@ -69,18 +69,11 @@ static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp)
 static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
-		unsigned int slot = malloc_class_slot(size);
-		struct slub_thread *t = slub_this;
-
-		if (likely(slot)) {
-			if (likely(t)) {
-				/* As &t->cpu[slot - 1], with the - 1 folded into the address. */
-				void *p = slub_alloc_slot(&t->cpu[slot] - 1, gfp);
-				if (likely(p))
-					return p;
-			}
-			return malloc_cache_slow(size, gfp);
-		}
+		/* Slot 0 (no class yet) and slub_thread_none are empty: the slow path. */
+		void *p = slub_alloc_slot(&slub_this->cpu[malloc_class_slot(size)], gfp);
+		if (likely(p))
+			return p;
+		return malloc_cache_slow(size, gfp);
 	}
 	/* malloc(0) returns a unique pointer, as glibc's does. */
 	return malloc_slow(size ? size : MALLOC_MIN, gfp);

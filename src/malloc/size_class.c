@@ -6,10 +6,8 @@
 #include "malloc/size_class.h"
 #include "platform/os.h"
 
-struct kmem_cache *malloc_class_small[1024 / 16 + 1];
-struct kmem_cache *malloc_class_large[KMALLOC_MAX_CACHE_SIZE / 128 + 1];
-uint16_t malloc_slot_small[1024 / 16 + 1];
-uint16_t malloc_slot_large[KMALLOC_MAX_CACHE_SIZE / 128 + 1];
+struct kmem_cache *malloc_class[MALLOC_NR_CLASS_ENTRIES];
+uint16_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 
 static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
@@ -66,21 +64,13 @@ int malloc_classes_init(void)
 		return -EBUSY;
 	kmem_lock(&classes_lock);
 	int rc = 0;
-	for (unsigned int i = 1; i <= 1024 / 16 && !rc; i++) {
+	for (unsigned int i = 1; i < MALLOC_NR_CLASS_ENTRIES && !rc; i++) {
 		struct kmem_cache *s = class_cache(i * 16);
 		if (!s)
 			rc = -ENOMEM;
-		__atomic_store_n(&malloc_class_small[i], s, __ATOMIC_RELAXED);
+		__atomic_store_n(&malloc_class[i], s, __ATOMIC_RELAXED);
 		if (s)
-			__atomic_store_n(&malloc_slot_small[i], (uint16_t)(s->index + 1), __ATOMIC_RELAXED);
-	}
-	for (unsigned int i = 1024 / 128 + 1; i <= KMALLOC_MAX_CACHE_SIZE / 128 && !rc; i++) {
-		struct kmem_cache *s = class_cache(i * 128);
-		if (!s)
-			rc = -ENOMEM;
-		__atomic_store_n(&malloc_class_large[i], s, __ATOMIC_RELAXED);
-		if (s)
-			__atomic_store_n(&malloc_slot_large[i], (uint16_t)(s->index + 1), __ATOMIC_RELAXED);
+			__atomic_store_n(&malloc_slot[i], (uint16_t)s->index, __ATOMIC_RELAXED);
 	}
 	kmem_unlock(&classes_lock);
 	atomic_store_explicit(&classes_state, rc ? -1 : 2, memory_order_release);

@@ -16,31 +16,32 @@
 
 #include "slab/slab.h"
 
-/* [(size + 15) >> 4] for size <= 1024; [(size + 127) >> 7] above. NULL until set up. */
-extern struct kmem_cache *malloc_class_small[1024 / 16 + 1];
-extern struct kmem_cache *malloc_class_large[KMALLOC_MAX_CACHE_SIZE / 128 + 1];
+/*
+ * Indexed by (size + 15) >> 4 for 1 <= size <= KMALLOC_MAX_CACHE_SIZE: one
+ * table for every size, so the fast path has one compare (the size range)
+ * and no branch between a fine and a coarse table.  Every class is a
+ * multiple of 16, so all the sizes of an entry share its class.  NULL
+ * until set up.
+ */
+#define MALLOC_NR_CLASS_ENTRIES	(KMALLOC_MAX_CACHE_SIZE / 16 + 1)
+extern struct kmem_cache *malloc_class[MALLOC_NR_CLASS_ENTRIES];
 
 /*
- * The same, as the cache's index + 1 (0 before set-up): malloc's fast path
- * goes from the size straight to the thread's slot, one load instead of
- * two (the cache, then its index).
+ * The same, as the cache's index (0, no cache's, before set-up): malloc's
+ * fast path goes from the size straight to the thread's slot, one load
+ * instead of two (the cache, then its index).
  */
-extern uint16_t malloc_slot_small[1024 / 16 + 1];
-extern uint16_t malloc_slot_large[KMALLOC_MAX_CACHE_SIZE / 128 + 1];
+extern uint16_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 
 static inline unsigned int malloc_class_slot(size_t size)
 {
-	if (size <= 1024)
-		return __atomic_load_n(&malloc_slot_small[(size + 15) >> 4], __ATOMIC_RELAXED);
-	return __atomic_load_n(&malloc_slot_large[(size + 127) >> 7], __ATOMIC_RELAXED);
+	return __atomic_load_n(&malloc_slot[(size + 15) >> 4], __ATOMIC_RELAXED);
 }
 
 /* The cache for 1 <= @size <= KMALLOC_MAX_CACHE_SIZE, or NULL before set-up. */
 static inline struct kmem_cache *malloc_class_cache(size_t size)
 {
-	if (size <= 1024)
-		return __atomic_load_n(&malloc_class_small[(size + 15) >> 4], __ATOMIC_RELAXED);
-	return __atomic_load_n(&malloc_class_large[(size + 127) >> 7], __ATOMIC_RELAXED);
+	return __atomic_load_n(&malloc_class[(size + 15) >> 4], __ATOMIC_RELAXED);
 }
 
 /* Create the caches and fill the tables (once, after boot); 0 or -errno. */

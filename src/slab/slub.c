@@ -18,7 +18,8 @@
 #include "core/cmdline.h"
 #include "slab/slub_internal.h"
 
-__thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
+struct slub_thread slub_thread_none;	/* zero, never written (bss: no memory until read) */
+__thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec"))) = &slub_thread_none;
 
 enum { SLUB_THREAD_NONE, SLUB_THREAD_LIVE, SLUB_THREAD_DEAD };
 static __thread int slub_thread_state __attribute__((tls_model("initial-exec")));
@@ -30,7 +31,7 @@ struct slub_thread_node {
 	struct slub_thread *t;
 };
 static struct list_head slub_threads = LIST_HEAD_INIT(slub_threads);
-static atomic_uint next_cache_index;
+static atomic_uint next_cache_index = 1;	/* slot 0 is no cache's (struct slub_thread) */
 
 static unsigned int slub_min_order;
 static unsigned int slub_max_order = PAGE_ALLOC_COSTLY_ORDER;
@@ -81,7 +82,7 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 {
 	struct slub_thread *t = slub_this;
 
-	if (unlikely(!t)) {
+	if (unlikely(t == &slub_thread_none)) {
 		if (slub_thread_state == SLUB_THREAD_DEAD)
 			return NULL;
 		/* Untouched slots cost no memory: the mapping is NORESERVE. */
@@ -666,7 +667,7 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 	}
 	struct kmem_cache_cpu *c = this_cpu_slot(s);
 	/* A thread that only frees (a consumer) gets sheaves too. */
-	if (!c && (slub_this || s->sheaf_capacity))
+	if (!c && (slub_thread_live() || s->sheaf_capacity))
 		c = get_cpu_slot(s);
 
 	if (unlikely(!slab_obj_valid(s, slab, x))) {
@@ -767,7 +768,7 @@ static void slub_thread_exit(void *arg)
 	kmem_lock(&slub_threads_lock);
 	list_del(&h->reg.node);
 	kmem_unlock(&slub_threads_lock);
-	slub_this = NULL;
+	slub_this = &slub_thread_none;
 	slub_thread_state = SLUB_THREAD_DEAD;
 	munmap(h, sizeof(*h));
 }
@@ -800,7 +801,7 @@ int slub_cache_create(struct kmem_cache *s)
 	unsigned int index = atomic_fetch_add(&next_cache_index, 1);
 	if (index >= KMEM_MAX_CACHES) {
 		atomic_fetch_sub(&next_cache_index, 1);
-		pr_err("too many caches (at most %d)\n", KMEM_MAX_CACHES);
+		pr_err("too many caches (at most %d)\n", KMEM_MAX_CACHES - 1);
 		return -ENOSPC;
 	}
 	s->index = index;

@@ -174,11 +174,29 @@ struct kmem_cache_cpu {
 	unsigned int stat[NR_SLUB_STAT_ITEMS];
 } __attribute__((aligned(64)));
 
+/*
+ * Slot 0 belongs to no cache (indices start at 1): it stays empty, so a
+ * size-class table entry of 0 (not set up yet) fails the fast path
+ * without a test of its own.
+ */
 struct slub_thread {
 	struct kmem_cache_cpu cpu[KMEM_MAX_CACHES];
 };
 
+/*
+ * This thread's slots.  A thread with none yet, or one that is exiting,
+ * points at slub_thread_none, whose slots are all empty and never written:
+ * the fast paths find no object and no room, and go to the slow path,
+ * with no test for a NULL pointer on the way.
+ */
 extern __thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec")));
+extern struct slub_thread slub_thread_none;
+
+/* Has this thread slots of its own (not before its first use, not while exiting)? */
+static inline bool slub_thread_live(void)
+{
+	return slub_this != &slub_thread_none;
+}
 
 /*
  * A slab page's page map word (mm.h): the byte offset of its cache's slot
@@ -346,11 +364,7 @@ static __attribute__((always_inline)) inline void *slub_alloc_slot(struct kmem_c
 /* slub_alloc()'s fast path alone: NULL where it would take the slow path. */
 static __attribute__((always_inline)) inline void *slub_alloc_fast(struct kmem_cache *s, gfp_t gfp)
 {
-	struct slub_thread *t = slub_this;
-
-	if (likely(t))
-		return slub_alloc_slot(&t->cpu[s->index], gfp);
-	return NULL;
+	return slub_alloc_slot(&slub_this->cpu[s->index], gfp);
 }
 
 static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache *s, gfp_t gfp)
@@ -373,10 +387,8 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 							      uint32_t slot_offset,
 							      struct slab *slab, void *x)
 {
-	struct slub_thread *t = slub_this;
-
-	if (likely(t)) {
-		struct kmem_cache_cpu *c = slub_slot(t, slot_offset);
+	{
+		struct kmem_cache_cpu *c = slub_slot(slub_this, slot_offset);
 		unsigned int n = c->count, pushed = n + (c->hot != NULL);
 		void *hot = c->hot;
 

@@ -323,7 +323,7 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 
 		void *head = x, *tail = x;
 		unsigned int cnt = 1, lookahead = 3;
-		struct kmem_cache_cpu *c = cache == s && c0 ? c0 : slub_this ? get_cpu_slot(cache) : NULL;
+		struct kmem_cache_cpu *c = cache == s && c0 ? c0 : slub_thread_live() ? get_cpu_slot(cache) : NULL;
 		void *cpu_head = (c && slab == c->slab) ? c->freelist : NULL;
 
 		if (unlikely(x == cpu_head)) {

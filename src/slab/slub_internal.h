@@ -20,7 +20,8 @@ static inline struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
 {
 	struct slub_thread *t = slub_this;
 
-	if (!t || t->cpu[s->index].cache != s)
+	/* slub_thread_none's slots have no cache. */
+	if (t->cpu[s->index].cache != s)
 		return NULL;
 	return &t->cpu[s->index];
 }
