@@ -92,82 +92,43 @@ static __attribute__((noreturn)) void oom(void)
 
 /* ---- the loops: noipa, so each call is a real indirect call ---------- */
 
-static __attribute__((noipa)) void pair_cache(cache_alloc_fn a, cache_free_fn f, struct kmem_cache *s,
-					      long n)
-{
-	for (long i = 0; i < n; i++) {
-		char *p = a(s, GFP_KERNEL);
-		if (__builtin_expect(!p, 0))
-			oom();
-		p[0] = (char)i;
-		f(s, p);
-	}
+/*
+ * pair_<api>(a, f, arg, n): n times, obj = ALLOC, write a byte, FREE;
+ * batch_<api>(a, f, arg, rounds): rounds times, BATCH objects ALLOC'd (a
+ * byte written to each), then FREE'd in allocation order.
+ * ALLOC and FREE are expressions over a, f, the third parameter and obj.
+ */
+#define DEFINE_LOOPS(api, alloc_t, free_t, arg_decl, ALLOC, FREE)		\
+static __attribute__((noipa)) void pair_##api(alloc_t a, free_t f, arg_decl, long n) \
+{										\
+	for (long i = 0; i < n; i++) {						\
+		char *obj = ALLOC;						\
+		if (__builtin_expect(!obj, 0))					\
+			oom();							\
+		obj[0] = (char)i;						\
+		FREE;								\
+	}									\
+}										\
+static __attribute__((noipa)) void batch_##api(alloc_t a, free_t f, arg_decl, long rounds) \
+{										\
+	for (long r = 0; r < rounds; r++) {					\
+		for (int j = 0; j < BATCH; j++) {				\
+			char *obj = arr[j] = ALLOC;				\
+			if (__builtin_expect(!obj, 0))				\
+				oom();						\
+			obj[0] = (char)j;					\
+		}								\
+		for (int j = 0; j < BATCH; j++) {				\
+			void *obj = arr[j];					\
+			FREE;							\
+		}								\
+	}									\
 }
 
-static __attribute__((noipa)) void batch_cache(cache_alloc_fn a, cache_free_fn f, struct kmem_cache *s,
-					       long rounds)
-{
-	for (long r = 0; r < rounds; r++) {
-		for (int j = 0; j < BATCH; j++) {
-			char *p = arr[j] = a(s, GFP_KERNEL);
-			if (__builtin_expect(!p, 0))
-				oom();
-			p[0] = (char)j;
-		}
-		for (int j = 0; j < BATCH; j++)
-			f(s, arr[j]);
-	}
-}
-
-static __attribute__((noipa)) void pair_kmalloc(kmalloc_fn a, kfree_fn f, size_t size, long n)
-{
-	for (long i = 0; i < n; i++) {
-		char *p = a(size, GFP_KERNEL);
-		if (__builtin_expect(!p, 0))
-			oom();
-		p[0] = (char)i;
-		f(p);
-	}
-}
-
-static __attribute__((noipa)) void batch_kmalloc(kmalloc_fn a, kfree_fn f, size_t size, long rounds)
-{
-	for (long r = 0; r < rounds; r++) {
-		for (int j = 0; j < BATCH; j++) {
-			char *p = arr[j] = a(size, GFP_KERNEL);
-			if (__builtin_expect(!p, 0))
-				oom();
-			p[0] = (char)j;
-		}
-		for (int j = 0; j < BATCH; j++)
-			f(arr[j]);
-	}
-}
-
-static __attribute__((noipa)) void pair_malloc(malloc_fn a, free_fn f, size_t size, long n)
-{
-	for (long i = 0; i < n; i++) {
-		char *p = a(size);
-		if (__builtin_expect(!p, 0))
-			oom();
-		p[0] = (char)i;
-		f(p);
-	}
-}
-
-static __attribute__((noipa)) void batch_malloc(malloc_fn a, free_fn f, size_t size, long rounds)
-{
-	for (long r = 0; r < rounds; r++) {
-		for (int j = 0; j < BATCH; j++) {
-			char *p = arr[j] = a(size);
-			if (__builtin_expect(!p, 0))
-				oom();
-			p[0] = (char)j;
-		}
-		for (int j = 0; j < BATCH; j++)
-			f(arr[j]);
-	}
-}
+DEFINE_LOOPS(cache, cache_alloc_fn, cache_free_fn, struct kmem_cache *s,
+	     a(s, GFP_KERNEL), f(s, obj))
+DEFINE_LOOPS(kmalloc, kmalloc_fn, kfree_fn, size_t size, a(size, GFP_KERNEL), f(obj))
+DEFINE_LOOPS(malloc, malloc_fn, free_fn, size_t size, a(size), f(obj))
 
 /* @pairs alloc+free pairs of one cell. */
 static void run_cell(enum pattern pat, int si, enum alloc_id a, long pairs)
@@ -301,6 +262,34 @@ static double med[NR_PATS][NR_SIZES][NR_ALLOCS];		/* median CPU ns */
 static double wmed[NR_PATS][NR_SIZES][NR_ALLOCS];		/* median wall ns */
 static double ir[NR_PATS][NR_SIZES][NR_ALLOCS];
 
+/* A table's header: pattern, size and a column per allocator (no newline). */
+static void print_header(void)
+{
+	printf("%-8s %5s |", "pattern", "size");
+	for (int a = 0; a < NR_ALLOCS; a++)
+		printf(" %10s", alloc_name[a]);
+}
+
+/*
+ * A table of @v, a row per (pattern, size), @prec decimals; "n/a" where the
+ * allocator is not there or, with @zero_unknown, where its value is 0.
+ */
+static void print_table(double v[NR_PATS][NR_SIZES][NR_ALLOCS], int prec, bool zero_unknown)
+{
+	print_header();
+	printf("\n");
+	for (int pat = 0; pat < NR_PATS; pat++)
+		for (int si = 0; si < NR_SIZES; si++) {
+			printf("%-8s %5u |", pat_name[pat], sizes[si]);
+			for (int a = 0; a < NR_ALLOCS; a++)
+				if (allocs[a].avail && (!zero_unknown || v[pat][si][a] > 0))
+					printf(" %10.*f", prec, v[pat][si][a]);
+				else
+					printf(" %10s", "n/a");
+			printf("\n");
+		}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_slab_vs_malloc [-r ROUNDS] [-n PAIRS] [-C]\n"
@@ -388,9 +377,8 @@ int main(int argc, char **argv)
 		       allocs[a].avail ? allocs[a].where
 				       : "n/a (not installed, or dlopen failed; see scripts/install-deps.sh --bench)");
 
-	printf("\n%-8s %5s |", "pattern", "size");
-	for (int a = 0; a < NR_ALLOCS; a++)
-		printf(" %10s", alloc_name[a]);
+	printf("\n");
+	print_header();
 	printf(" | %13s %9s %s\n", "kmem/mimalloc", "kmem/best",
 	       "(kmem = kmem_cache; best = fastest peer)");
 	int met[NR_PATS] = { 0 }, cells[NR_PATS] = { 0 };
@@ -429,39 +417,14 @@ int main(int argc, char **argv)
 			printf(" | %13s %s\n", rmi, rbest);
 		}
 
-	printf("\nWall clock (CLOCK_MONOTONIC), ns per pair, medians:\n%-8s %5s |", "pattern", "size");
-	for (int a = 0; a < NR_ALLOCS; a++)
-		printf(" %10s", alloc_name[a]);
-	printf("\n");
-	for (int pat = 0; pat < NR_PATS; pat++)
-		for (int si = 0; si < NR_SIZES; si++) {
-			printf("%-8s %5u |", pat_name[pat], sizes[si]);
-			for (int a = 0; a < NR_ALLOCS; a++)
-				if (allocs[a].avail)
-					printf(" %10.2f", wmed[pat][si][a]);
-				else
-					printf(" %10s", "n/a");
-			printf("\n");
-		}
+	printf("\nWall clock (CLOCK_MONOTONIC), ns per pair, medians:\n");
+	print_table(wmed, 2, false);
 
 	if (have_cg) {
 		printf("\nInstructions per pair (callgrind, %d pairs per cell after a warm-up;"
 		       " user space):\n",
 		       CG_PAIRS);
-		printf("%-8s %5s |", "pattern", "size");
-		for (int a = 0; a < NR_ALLOCS; a++)
-			printf(" %10s", alloc_name[a]);
-		printf("\n");
-		for (int pat = 0; pat < NR_PATS; pat++)
-			for (int si = 0; si < NR_SIZES; si++) {
-				printf("%-8s %5u |", pat_name[pat], sizes[si]);
-				for (int a = 0; a < NR_ALLOCS; a++)
-					if (allocs[a].avail && ir[pat][si][a] > 0)
-						printf(" %10.1f", ir[pat][si][a]);
-					else
-						printf(" %10s", "n/a");
-				printf("\n");
-			}
+		print_table(ir, 1, true);
 		printf("(includes the loop and the indirect calls: about 8 instructions per pair)\n");
 	} else {
 		printf("\n(instruction counts skipped: %s)\n",

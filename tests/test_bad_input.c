@@ -116,29 +116,22 @@ static void no_panic_on_alloc_failure(void *arg)
 
 KTEST(panic_on_warn_aborts)
 {
-	struct kt_capture c;
 	int status;
 	char *t;
 
-	kt_capture_begin(&c);
-	status = kt_fork(panic_double_free, NULL);
-	t = kt_capture_end(&c);
+	t = kt_fork_captured(panic_double_free, NULL, &status);
 	KT_ASSERT(KT_CHILD_ABORTED(status));
 	KT_ASSERT_CONTAINS(t, "BUG: Bad page state");
 	KT_ASSERT_CONTAINS(t, "Kernel panic - not syncing: panic_on_warn set");
 	free(t);
 
-	kt_capture_begin(&c);
-	status = kt_fork(panic_bad_order, NULL);
-	t = kt_capture_end(&c);
+	t = kt_fork_captured(panic_bad_order, NULL, &status);
 	KT_ASSERT(KT_CHILD_ABORTED(status));
 	KT_ASSERT_CONTAINS(t, "WARNING: CPU:");
 	KT_ASSERT_CONTAINS(t, "Kernel panic - not syncing");
 	free(t);
 
-	kt_capture_begin(&c);
-	status = kt_fork(no_panic_on_alloc_failure, NULL);
-	t = kt_capture_end(&c);
+	t = kt_fork_captured(no_panic_on_alloc_failure, NULL, &status);
 	KT_ASSERT(KT_CHILD_OK(status));
 	KT_ASSERT_CONTAINS(t, "page allocation failure: order:10");
 	KT_ASSERT(!strstr(t, "Kernel panic"));
@@ -391,16 +384,8 @@ KTEST(allocation_failure_on_exhaustion)
 KTEST(consistent_after_everything)
 {
 	boot();
-	struct mm_check_result r;
-	char want[256];
-
 	drain_local_pages();
-	KT_ASSERT_EQ(mm_check(&r), 0);
-	KT_ASSERT_EQ(r.free_pages, r.managed);
-	char *got = kt_read("/proc/buddyinfo", NULL);
-	mm_expected_buddyinfo_all_free(r.managed, want, sizeof(want));
-	KT_ASSERT_STREQ(got, want);
-	free(got);
+	KT_ASSERT_ALL_FREE();
 	/* And it still works. */
 	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
 		struct page *page = alloc_pages(GFP_KERNEL, o);

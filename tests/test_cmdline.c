@@ -116,11 +116,8 @@ static const struct bad_case bad_cases[] = {
 static void bad_cmdline(void *arg)
 {
 	const struct bad_case *bc = arg;
-	struct kt_capture c;
-
-	kt_capture_begin(&c);
-	int rc = kmem_init(bc->cmdline);
-	char *err = kt_capture_end(&c);
+	int rc;
+	char *err = kt_init_captured(bc->cmdline, &rc);
 	if (rc != -EINVAL)
 		KT_FAIL("kmem_init(\"%s\") = %d, want -EINVAL", bc->cmdline, rc);
 	for (int i = 0; i < 3 && bc->named[i]; i++)
@@ -140,10 +137,8 @@ static void bad_cmdline(void *arg)
 static void refused_line_changes_nothing(void *arg)
 {
 	(void)arg;
-	struct kt_capture c;
-	kt_capture_begin(&c);
-	int rc = kmem_init("mem=8M page_alloc.tail_placement=0 bogus");
-	char *err = kt_capture_end(&c);
+	int rc;
+	char *err = kt_init_captured("mem=8M page_alloc.tail_placement=0 bogus", &rc);
 	free(err);
 	KT_ASSERT_EQ(rc, -EINVAL);
 	KT_ASSERT(tail_placement);
@@ -276,10 +271,8 @@ KTEST(kmem_cmdline_env_bad_aborts)
 		{ "mem=1M", { "too small" } },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct kt_capture c;
-		kt_capture_begin(&c);
-		int status = kt_fork(env_bad, (void *)cases[i].cmdline);
-		char *err = kt_capture_end(&c);
+		int status;
+		char *err = kt_fork_captured(env_bad, (void *)cases[i].cmdline, &status);
 		if (!KT_CHILD_ABORTED(status))
 			KT_FAIL("KMEM_CMDLINE=\"%s\": child did not abort (status %#x)",
 				cases[i].cmdline, status);

@@ -168,37 +168,43 @@ static void zone_with(struct zone_info *zi, const char *name, const unsigned lon
 		zi->nr_free[o] = nr_free[o];
 }
 
+/* Both files' line for a hand-made zone: node, name, free blocks per order. */
+static const struct {
+	int node;
+	const char *name;
+	const unsigned long *nr_free;
+	const char *unusable, *extfrag;
+} rendered[] = {
+	{ 0, "Normal", mixed,
+	  "Node 0, zone   Normal 0.000 0.272 0.636 1.000 1.000 1.000 "
+	  "1.000 1.000 1.000 1.000 1.000 \n",
+	  "Node 0, zone   Normal -1.000 -1.000 -1.000  0.605  0.719  0.777 "
+	  " 0.805  0.820  0.827  0.830  0.832 \n" },
+	{ 0, "DMA32", (const unsigned long[NR_PAGE_ORDERS]){ 1024 },
+	  "Node 0, zone    DMA32 0.000 1.000 1.000 1.000 1.000 1.000 "
+	  "1.000 1.000 1.000 1.000 1.000 \n",
+	  "Node 0, zone    DMA32 -1.000  0.500  0.750  0.875  0.937  0.968 "
+	  " 0.984  0.992  0.996  0.998  0.999 \n" },
+	{ 1, "DMA", (const unsigned long[NR_PAGE_ORDERS]){ 0 },
+	  "Node 1, zone      DMA 1.000 1.000 1.000 1.000 1.000 1.000 "
+	  "1.000 1.000 1.000 1.000 1.000 \n",
+	  "Node 1, zone      DMA  0.000  0.000  0.000  0.000  0.000  0.000 "
+	  " 0.000  0.000  0.000  0.000  0.000 \n" },
+};
+
 KTEST(rendered_text)
 {
 	struct zone_info zi;
 	char buf[512];
 
-	zone_with(&zi, "Normal", mixed);
-	render(render_unusable_index, &zi, buf, sizeof(buf));
-	KT_ASSERT_STREQ(buf, "Node 0, zone   Normal 0.000 0.272 0.636 1.000 1.000 1.000 "
-			     "1.000 1.000 1.000 1.000 1.000 \n");
-	render(render_extfrag_index, &zi, buf, sizeof(buf));
-	KT_ASSERT_STREQ(buf, "Node 0, zone   Normal -1.000 -1.000 -1.000  0.605  0.719  0.777 "
-			     " 0.805  0.820  0.827  0.830  0.832 \n");
-
-	unsigned long example[NR_PAGE_ORDERS] = { 1024 };
-	zone_with(&zi, "DMA32", example);
-	render(render_unusable_index, &zi, buf, sizeof(buf));
-	KT_ASSERT_STREQ(buf, "Node 0, zone    DMA32 0.000 1.000 1.000 1.000 1.000 1.000 "
-			     "1.000 1.000 1.000 1.000 1.000 \n");
-	render(render_extfrag_index, &zi, buf, sizeof(buf));
-	KT_ASSERT_STREQ(buf, "Node 0, zone    DMA32 -1.000  0.500  0.750  0.875  0.937  0.968 "
-			     " 0.984  0.992  0.996  0.998  0.999 \n");
-
-	unsigned long none[NR_PAGE_ORDERS] = { 0 };
-	zone_with(&zi, "DMA", none);
-	zi.node = 1;
-	render(render_unusable_index, &zi, buf, sizeof(buf));
-	KT_ASSERT_STREQ(buf, "Node 1, zone      DMA 1.000 1.000 1.000 1.000 1.000 1.000 "
-			     "1.000 1.000 1.000 1.000 1.000 \n");
-	render(render_extfrag_index, &zi, buf, sizeof(buf));
-	KT_ASSERT_STREQ(buf, "Node 1, zone      DMA  0.000  0.000  0.000  0.000  0.000  0.000 "
-			     " 0.000  0.000  0.000  0.000  0.000 \n");
+	for (size_t i = 0; i < sizeof(rendered) / sizeof(rendered[0]); i++) {
+		zone_with(&zi, rendered[i].name, rendered[i].nr_free);
+		zi.node = rendered[i].node;
+		render(render_unusable_index, &zi, buf, sizeof(buf));
+		KT_ASSERT_STREQ(buf, rendered[i].unusable);
+		render(render_extfrag_index, &zi, buf, sizeof(buf));
+		KT_ASSERT_STREQ(buf, rendered[i].extfrag);
+	}
 }
 
 /*

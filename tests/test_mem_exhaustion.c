@@ -47,6 +47,28 @@ static void hold(struct page *page, unsigned int order)
 	}
 }
 
+/*
+ * Allocate @order blocks with @gfp (no warning) until that fails, holding
+ * each; returns how many.  Fails the case and returns -1 if more than
+ * MAX_PAGES blocks would be held.
+ */
+static long hold_until_failure(gfp_t gfp, unsigned int order)
+{
+	struct page *page;
+	long n = 0;
+
+	while ((page = alloc_pages(gfp | __GFP_NOWARN, order)) != NULL) {
+		if (nr_pages >= MAX_PAGES) {
+			KT_FAIL("more than %d order-%u blocks (gfp %#x) allocated", MAX_PAGES,
+				order, (unsigned int)gfp);
+			return -1;
+		}
+		hold(page, order);
+		n++;
+	}
+	return n;
+}
+
 static void release_all(void)
 {
 	while (nr_pages) {
@@ -56,19 +78,11 @@ static void release_all(void)
 	drain_local_pages();
 }
 
-static void check_all_free(unsigned long managed)
-{
-	struct mm_check_result r;
-	char want[256];
-
-	KT_ASSERT_EQ(mm_check(&r), 0);
-	KT_ASSERT_EQ(r.managed, managed);
-	KT_ASSERT_EQ(r.free_pages, managed);
-	char *got = kt_read("/proc/buddyinfo", NULL);
-	mm_expected_buddyinfo_all_free(managed, want, sizeof(want));
-	KT_ASSERT_STREQ(got, want);
-	free(got);
-}
+/* @managed pages in the zone, all of them free (mm_check.h). */
+#define CHECK_ALL_FREE(managed) do {						\
+	KT_ASSERT_EQ(zone_managed_pages(&zone_normal), managed);		\
+	KT_ASSERT_ALL_FREE();							\
+} while (0)
 
 static long pcp_pages(void)
 {
@@ -87,13 +101,8 @@ static void small_machine(void *arg)
 	char *before = kt_read("/proc/buddyinfo", NULL);
 
 	/* GFP_KERNEL until it fails. */
-	struct page *page;
-	long n = 0;
-	while ((page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0)) != NULL) {
-		KT_ASSERT(nr_pages < MAX_PAGES);
-		hold(page, 0);
-		n++;
-	}
+	long n = hold_until_failure(GFP_KERNEL, 0);
+	KT_ASSERT(n >= 0);
 	long free_k = kt_vmstat("nr_free_pages");
 	const long high = kt_zoneinfo("high:"), batch = kt_zoneinfo("batch:");
 	fprintf(stderr, "  GFP_KERNEL: %ld pages, then %ld free (min %ld, pcp high %ld batch %ld)\n",
@@ -112,12 +121,8 @@ static void small_machine(void *arg)
 	long atomic_limit = min - min / 2;
 	atomic_limit -= atomic_limit / 4;
 	KT_ASSERT_EQ(atomic_limit, 69);
-	long m = 0;
-	while ((page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)) != NULL) {
-		KT_ASSERT(nr_pages < MAX_PAGES);
-		hold(page, 0);
-		m++;
-	}
+	long m = hold_until_failure(GFP_ATOMIC, 0);
+	KT_ASSERT(m >= 0);
 	long free_a = kt_vmstat("nr_free_pages");
 	fprintf(stderr, "  GFP_ATOMIC: %ld more pages, then %ld free (limit %ld)\n",
 		m, free_a, atomic_limit);
@@ -137,7 +142,7 @@ static void small_machine(void *arg)
 
 	/* Everything back: the machine is as it booted. */
 	release_all();
-	check_all_free((unsigned long)managed);
+	CHECK_ALL_FREE((unsigned long)managed);
 	char *after = kt_read("/proc/buddyinfo", NULL);
 	KT_ASSERT_STREQ(after, before);
 	free(before);
@@ -154,21 +159,16 @@ static void small_machine_high_order(void *arg)
 {
 	(void)arg;
 	KT_ASSERT_EQ(kmem_init("mem=32M"), 0);
-	struct page *page;
-	int n = 0;
-	while ((page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)) != NULL) {
-		hold(page, MAX_PAGE_ORDER);
-		n++;
-	}
+	long n = hold_until_failure(GFP_KERNEL, MAX_PAGE_ORDER);
 	/* 8 blocks; the 8th would leave 0 <= min free pages. */
 	KT_ASSERT_EQ(n, 7);
 	KT_ASSERT_EQ(kt_vmstat("nr_free_pages"), 1024);
 	/* Smaller requests still fit. */
-	page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 9);
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 9);
 	KT_ASSERT(page);
 	hold(page, 9);
 	release_all();
-	check_all_free(8192);
+	CHECK_ALL_FREE(8192);
 }
 
 KTEST(small_machine_high_orders)
@@ -219,7 +219,7 @@ static void growable(void *arg)
 	KT_ASSERT(alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER) == NULL);
 
 	release_all();
-	check_all_free(16384);
+	CHECK_ALL_FREE(16384);
 	/* Growth is permanent: the memory stays online, free. */
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 16384);
 	page = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER);
@@ -238,17 +238,12 @@ static void growable_high_order(void *arg)
 	(void)arg;
 	KT_ASSERT_EQ(kmem_init("kmem.max_mem=32M kmem.mem_block=4M"), 0);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 1024);
-	struct page *page;
-	int n = 0;
-	while ((page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)) != NULL) {
-		hold(page, MAX_PAGE_ORDER);
-		n++;
-	}
+	long n = hold_until_failure(GFP_KERNEL, MAX_PAGE_ORDER);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 8192);
 	KT_ASSERT_EQ(n, 7);
 	KT_ASSERT_EQ(kt_vmstat("memory_hotplug_pages"), 8192 - 1024);
 	release_all();
-	check_all_free(8192);
+	CHECK_ALL_FREE(8192);
 }
 
 KTEST(growable_memory_high_orders)
@@ -285,10 +280,7 @@ static void nofail(void *arg)
 	KT_ASSERT(page);
 	__free_pages(page, 0);
 
-	while ((page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)) != NULL) {
-		KT_ASSERT(nr_pages < MAX_PAGES);
-		hold(page, 0);
-	}
+	KT_ASSERT(hold_until_failure(GFP_ATOMIC, 0) >= 0);
 	KT_ASSERT(alloc_pages(GFP_KERNEL | __GFP_HIGH | __GFP_NOWARN, 0) == NULL);
 	long fails = kt_vmstat("pgalloc_fail");
 
@@ -306,7 +298,7 @@ static void nofail(void *arg)
 	KT_EXPECT(kt_vmstat("pgalloc_fail") == fails);	/* never counted as failed */
 	__free_pages(nofail_page, 0);
 	drain_local_pages();
-	check_all_free(8192);
+	CHECK_ALL_FREE(8192);
 }
 
 KTEST(nofail_waits_for_memory)

@@ -307,17 +307,6 @@ static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
 	return slub_stat_sum(s, si, NULL, 0, NULL);
 }
 
-/* /sys/kernel/slab/<cache>/<stat>'s total, or -1 if there is no such file. */
-static long sysfs_stat(struct kmem_cache *s, const char *stat)
-{
-	char path[256], buf[4096];
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", kmem_cache_name(s), stat);
-	if (kmem_read(path, buf, sizeof(buf)) < 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 static void check_stats(struct kmem_cache *s, unsigned long allocs, unsigned long frees)
 {
 	if (!slab_test_is_slub())
@@ -336,7 +325,7 @@ static void check_stats(struct kmem_cache *s, unsigned long allocs, unsigned lon
 			"free_slowpath %lu (want %lu frees)", kmem_cache_name(s),
 			v[0], v[1], v[2], allocs, v[3], v[4], v[5], frees);
 	for (int i = 0; i < 6; i++) {
-		long r = sysfs_stat(s, names[i]);
+		long r = slab_sysfs_long(s, names[i]);
 		if (r >= 0 && (unsigned long)r != v[i])
 			KT_FAIL("/sys/kernel/slab/%s/%s reads %ld, slub_stat_sum %lu",
 				kmem_cache_name(s), names[i], r, v[i]);

@@ -43,19 +43,41 @@ static bool all_zero(const void *p, size_t len)
 	return true;
 }
 
-static void check_all_free(void)
+/*
+ * @n order-9 blocks with @gfp into @blocks: with __GFP_ZERO each must read
+ * zeroes; then each is filled with @fill (unless it is -1).  Fails the case
+ * (naming the block) and returns false if one cannot be had or is not zero.
+ */
+static bool take_blocks(struct page **blocks, int n, gfp_t gfp, int fill)
 {
-	struct mm_check_result r;
-	char want[256];
-
-	drain_local_pages();
-	KT_ASSERT_EQ(mm_check(&r), 0);
-	KT_ASSERT_EQ(r.free_pages, r.managed);
-	char *got = kt_read("/proc/buddyinfo", NULL);
-	mm_expected_buddyinfo_all_free(r.managed, want, sizeof(want));
-	KT_ASSERT_STREQ(got, want);
-	free(got);
+	for (int i = 0; i < n; i++) {
+		blocks[i] = alloc_pages(gfp, BLOCK_ORDER);
+		if (!blocks[i]) {
+			KT_FAIL("block %d of %d: order-%d allocation (gfp %#x) failed", i, n,
+				BLOCK_ORDER, (unsigned int)gfp);
+			return false;
+		}
+		if ((gfp & __GFP_ZERO) && !all_zero(page_address(blocks[i]), BLOCK_BYTES)) {
+			KT_FAIL("block %d of %d: __GFP_ZERO block not zero", i, n);
+			return false;
+		}
+		if (fill >= 0)
+			memset(page_address(blocks[i]), fill, BLOCK_BYTES);
+	}
+	return true;
 }
+
+static void free_blocks(struct page **blocks, int n)
+{
+	for (int i = 0; i < n; i++)
+		__free_pages(blocks[i], BLOCK_ORDER);
+}
+
+/* This thread's pcp pages back, then every page free (mm_check.h). */
+#define CHECK_ALL_FREE() do {							\
+	drain_local_pages();							\
+	KT_ASSERT_ALL_FREE();							\
+} while (0)
 
 static void gives_memory_back(void *arg)
 {
@@ -68,16 +90,12 @@ static void gives_memory_back(void *arg)
 
 	struct page *blocks[NR_BLOCKS];
 	unsigned long rss0 = kt_rss_bytes();
-	for (int i = 0; i < NR_BLOCKS; i++) {
-		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE, BLOCK_ORDER);
-		KT_ASSERT(blocks[i]);
-		memset(page_address(blocks[i]), 0xa5, BLOCK_BYTES);
-	}
+	if (!take_blocks(blocks, NR_BLOCKS, GFP_KERNEL | __GFP_MOVABLE, 0xa5))
+		return;
 	unsigned long rss1 = kt_rss_bytes();
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384 - NR_BLOCKS * 512);
 
-	for (int i = 0; i < NR_BLOCKS; i++)
-		__free_pages(blocks[i], BLOCK_ORDER);
+	free_blocks(blocks, NR_BLOCKS);
 	unsigned long rss2 = kt_rss_bytes();
 	long reported = kt_vmstat("pgreported");
 
@@ -89,19 +107,14 @@ static void gives_memory_back(void *arg)
 	/* Every free page is reported again, and the lists agree. */
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384);
 	KT_ASSERT_EQ(kt_vmstat("nr_free_pages"), 16384);
-	check_all_free();
+	CHECK_ALL_FREE();
 
 	/* Reused after reporting: __GFP_ZERO gives zeroes, and so does the memory. */
-	for (int i = 0; i < NR_BLOCKS; i++) {
-		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, BLOCK_ORDER);
-		KT_ASSERT(blocks[i]);
-		KT_ASSERT(all_zero(page_address(blocks[i]), BLOCK_BYTES));
-		memset(page_address(blocks[i]), 0x5a, BLOCK_BYTES);
-	}
-	for (int i = 0; i < NR_BLOCKS; i++)
-		__free_pages(blocks[i], BLOCK_ORDER);
+	if (!take_blocks(blocks, NR_BLOCKS, GFP_KERNEL | __GFP_ZERO, 0x5a))
+		return;
+	free_blocks(blocks, NR_BLOCKS);
 	KT_ASSERT(kt_vmstat("pgreported") >= reported + NR_BLOCKS * 512);
-	check_all_free();
+	CHECK_ALL_FREE();
 }
 
 KTEST(freed_blocks_go_back_to_the_os)
@@ -156,7 +169,7 @@ static void zero_after_dirty(bool reporting)
 	}
 	for (int i = 0; i < 2048; i++)
 		__free_pages(held[i], (unsigned int)i % 4);
-	check_all_free();
+	CHECK_ALL_FREE();
 }
 
 static void zero_reporting_on(void *arg)
@@ -196,7 +209,7 @@ static void merge_dirty_into_reported(void *arg)
 	memset(dirty, 0xff, PAGE_SIZE);
 	__free_pages(page, 0);
 	drain_local_pages();
-	check_all_free();
+	CHECK_ALL_FREE();
 	/* 4 MAX_PAGE_ORDER blocks, 3 reported and the merged one not. */
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 3072);
 
@@ -209,7 +222,7 @@ static void merge_dirty_into_reported(void *arg)
 	__free_pages(block, MAX_PAGE_ORDER);
 	KT_ASSERT_EQ(kt_vmstat("pgreported"), 0);
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 3072);
-	check_all_free();
+	CHECK_ALL_FREE();
 }
 
 KTEST(dirty_page_merged_with_reported_buddies)
@@ -222,13 +235,8 @@ static void churn_blocks(int n)
 {
 	struct page *blocks[NR_BLOCKS];
 
-	for (int i = 0; i < n; i++) {
-		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE, BLOCK_ORDER);
-		KT_ASSERT(blocks[i]);
-		memset(page_address(blocks[i]), 0x3c, BLOCK_BYTES);
-	}
-	for (int i = 0; i < n; i++)
-		__free_pages(blocks[i], BLOCK_ORDER);
+	if (take_blocks(blocks, n, GFP_KERNEL | __GFP_MOVABLE, 0x3c))
+		free_blocks(blocks, n);
 }
 
 /* A delay far longer than the test: nothing goes back until a flush. */
@@ -253,7 +261,7 @@ static void long_delay(void *arg)
 	KT_ASSERT(kt_vmstat("pgreported") >= NR_BLOCKS * 512);
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384);
 	KT_ASSERT(rss2 + 28 * MiB <= rss1);
-	check_all_free();
+	CHECK_ALL_FREE();
 }
 
 /* A short delay: once it has passed, the next free (of a buddy-list block) reports. */
@@ -270,7 +278,7 @@ static void short_delay(void *arg)
 	__free_pages(page, 4);
 	KT_ASSERT(kt_vmstat("pgreported") >= 4 * 512);
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384);
-	check_all_free();
+	CHECK_ALL_FREE();
 }
 
 KTEST(reporting_waits_for_its_delay)
@@ -286,14 +294,10 @@ static void reporting_disabled(void *arg)
 	KT_ASSERT(!page_reporting_enabled);
 
 	struct page *blocks[NR_BLOCKS];
-	for (int i = 0; i < NR_BLOCKS; i++) {
-		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE, BLOCK_ORDER);
-		KT_ASSERT(blocks[i]);
-		memset(page_address(blocks[i]), 0xa5, BLOCK_BYTES);
-	}
+	if (!take_blocks(blocks, NR_BLOCKS, GFP_KERNEL | __GFP_MOVABLE, 0xa5))
+		return;
 	unsigned long rss1 = kt_rss_bytes();
-	for (int i = 0; i < NR_BLOCKS; i++)
-		__free_pages(blocks[i], BLOCK_ORDER);
+	free_blocks(blocks, NR_BLOCKS);
 	unsigned long rss2 = kt_rss_bytes();
 	fprintf(stderr, "  reporting off: RSS %lu -> %lu KiB after freeing 32 MiB\n",
 		rss1 >> 10, rss2 >> 10);
@@ -302,14 +306,10 @@ static void reporting_disabled(void *arg)
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384 - NR_BLOCKS * 512);
 	KT_ASSERT(rss2 + 4 * MiB >= rss1);
 	/* The dirty blocks come back zeroed all the same. */
-	for (int i = 0; i < NR_BLOCKS; i++) {
-		blocks[i] = alloc_pages(GFP_KERNEL | __GFP_MOVABLE | __GFP_ZERO, BLOCK_ORDER);
-		KT_ASSERT(blocks[i]);
-		KT_ASSERT(all_zero(page_address(blocks[i]), BLOCK_BYTES));
-	}
-	for (int i = 0; i < NR_BLOCKS; i++)
-		__free_pages(blocks[i], BLOCK_ORDER);
-	check_all_free();
+	if (!take_blocks(blocks, NR_BLOCKS, GFP_KERNEL | __GFP_MOVABLE | __GFP_ZERO, -1))
+		return;
+	free_blocks(blocks, NR_BLOCKS);
+	CHECK_ALL_FREE();
 }
 
 KTEST(page_reporting_enable_0)

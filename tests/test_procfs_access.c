@@ -18,16 +18,6 @@
 
 #define LIVE_CMDLINE "mem=64M nr_cpus=2"
 
-static char *must_read(const char *path)
-{
-	long err = 0;
-	char *text = kt_read(path, &err);
-
-	if (!text)
-		fprintf(stderr, "  kmem_read(%s) = %ld\n", path, err);
-	return text;
-}
-
 static const char *const files[] = {
 	"/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/zoneinfo", "/proc/vmstat",
 	"/sys/kernel/debug/extfrag/unusable_index", "/sys/kernel/debug/extfrag/extfrag_index",
@@ -43,7 +33,7 @@ static void read_semantics(void *arg)
 	KT_ASSERT(page);
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-		char *full = must_read(files[f]);
+		char *full = kt_read_checked(files[f]);
 		KT_ASSERT(full);
 		size_t len = strlen(full);
 		KT_ASSERT(len > 0 && full[len - 1] == '\n');
@@ -83,7 +73,7 @@ static void listings_and_errors_child(void *arg)
 	(void)arg;
 	KT_ASSERT_EQ(kmem_init(LIVE_CMDLINE), 0);
 
-	char *t = must_read("/proc/");
+	char *t = kt_read_checked("/proc/");
 	KT_ASSERT(t);
 	for (const char *e = "buddyinfo\0pagetypeinfo\0zoneinfo\0vmstat\0sys\0"; *e; e += strlen(e) + 1)
 		if (kt_count_lines(t, e) != 1) {
@@ -93,26 +83,26 @@ static void listings_and_errors_child(void *arg)
 	char line[256];
 	for (int i = 0; kt_line(t, i, line, sizeof(line)) == 0; i++)
 		KT_ASSERT(line[0] && !strchr(line, '/'));
-	char *t2 = must_read("/proc");
+	char *t2 = kt_read_checked("/proc");
 	KT_ASSERT_STREQ(t, t2);
 	free(t);
 	free(t2);
 
-	t = must_read("/sys/kernel/debug/extfrag");
+	t = kt_read_checked("/sys/kernel/debug/extfrag");
 	KT_ASSERT(t);
 	KT_ASSERT_EQ(kt_count_lines(t, "unusable_index"), 1);
 	KT_ASSERT_EQ(kt_count_lines(t, "extfrag_index"), 1);
 	KT_ASSERT_EQ(strlen(t), strlen("unusable_index\nextfrag_index\n"));
 	free(t);
-	t = must_read("/sys/kernel/debug/extfrag/");
+	t = kt_read_checked("/sys/kernel/debug/extfrag/");
 	KT_ASSERT_EQ(strlen(t), strlen("unusable_index\nextfrag_index\n"));
 	free(t);
-	t = must_read("/proc/sys/vm/");
+	t = kt_read_checked("/proc/sys/vm/");
 	KT_ASSERT_EQ(kt_count_lines(t, "min_free_kbytes"), 1);
 	KT_ASSERT_EQ(kt_count_lines(t, "watermark_scale_factor"), 1);
 	KT_ASSERT_EQ(kt_count_lines(t, "percpu_pagelist_high_fraction"), 1);
 	free(t);
-	t = must_read("/");
+	t = kt_read_checked("/");
 	KT_ASSERT_EQ(kt_count_lines(t, "proc"), 1);
 	KT_ASSERT_EQ(kt_count_lines(t, "sys"), 1);
 	free(t);
@@ -131,7 +121,7 @@ static void listings_and_errors_child(void *arg)
 	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/min_free_kbytes", NULL), -EINVAL);
 	KT_ASSERT(kmem_write("/proc/sys/vm", "1") < 0);
 	/* A failed write leaves the value alone. */
-	t = must_read("/proc/sys/vm/min_free_kbytes");
+	t = kt_read_checked("/proc/sys/vm/min_free_kbytes");
 	KT_ASSERT_STREQ(t, "1024\n");
 	free(t);
 }

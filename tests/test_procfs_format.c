@@ -229,16 +229,6 @@ KTEST(pagetypeinfo_overflow_marker)
 
 #define LIVE_CMDLINE "mem=64M nr_cpus=2"
 
-static char *must_read(const char *path)
-{
-	long err = 0;
-	char *text = kt_read(path, &err);
-
-	if (!text)
-		fprintf(stderr, "  kmem_read(%s) = %ld\n", path, err);
-	return text;
-}
-
 static void expect_pagetypeinfo(char *buf, size_t size, const unsigned long free_mt[][NR_PAGE_ORDERS],
 				const unsigned long blocks[])
 {
@@ -271,7 +261,7 @@ static void live_after_boot(void *arg)
 	KT_ASSERT(load_kernel_files());
 
 	/* buddyinfo: 64 MiB = 16 free MAX_PAGE_ORDER blocks. */
-	char *t = must_read("/proc/buddyinfo");
+	char *t = kt_read_checked("/proc/buddyinfo");
 	KT_ASSERT_STREQ(t, "Node 0, zone   Normal      0      0      0      0      0      0"
 			   "      0      0      0      0     16 \n");
 	free(t);
@@ -283,7 +273,7 @@ static void live_after_boot(void *arg)
 	static const unsigned long blocks[ZI_MIGRATE_TYPES] = { [MIGRATE_MOVABLE] = 32 };
 	char want[4096];
 	expect_pagetypeinfo(want, sizeof(want), free_mt, blocks);
-	t = must_read("/proc/pagetypeinfo");
+	t = kt_read_checked("/proc/pagetypeinfo");
 	KT_ASSERT_STREQ(t, want);
 	char ours[512], theirs[512];
 	for (int i = 0; i < 4; i++) {
@@ -323,35 +313,35 @@ static void live_after_boot(void *arg)
 	snprintf(tail, sizeof(tail),
 		 "\n  pagesets\n  node_unreclaimable:  0\n  start_pfn:           %lu\n",
 		 mm_model.base_pfn);
-	t = must_read("/proc/zoneinfo");
+	t = kt_read_checked("/proc/zoneinfo");
 	KT_ASSERT(t);
 	KT_ASSERT(!strncmp(t, head, strlen(head)));
 	KT_ASSERT(strlen(t) > strlen(tail) && !strcmp(t + strlen(t) - strlen(tail), tail));
 	free(t);
 
 	/* The extfrag files: everything usable, every order -1.000. */
-	t = must_read("/sys/kernel/debug/extfrag/unusable_index");
+	t = kt_read_checked("/sys/kernel/debug/extfrag/unusable_index");
 	KT_ASSERT_STREQ(t, "Node 0, zone   Normal 0.000 0.000 0.000 0.000 0.000 0.000 "
 			   "0.000 0.000 0.000 0.000 0.000 \n");
 	free(t);
-	t = must_read("/sys/kernel/debug/extfrag/extfrag_index");
+	t = kt_read_checked("/sys/kernel/debug/extfrag/extfrag_index");
 	KT_ASSERT_STREQ(t, "Node 0, zone   Normal -1.000 -1.000 -1.000 -1.000 -1.000 -1.000 "
 			   "-1.000 -1.000 -1.000 -1.000 -1.000 \n");
 	free(t);
 
 	/* The sysctls. */
-	t = must_read("/proc/sys/vm/min_free_kbytes");
+	t = kt_read_checked("/proc/sys/vm/min_free_kbytes");
 	KT_ASSERT_STREQ(t, "1024\n");
 	free(t);
-	t = must_read("/proc/sys/vm/watermark_scale_factor");
+	t = kt_read_checked("/proc/sys/vm/watermark_scale_factor");
 	KT_ASSERT_STREQ(t, "10\n");
 	free(t);
-	t = must_read("/proc/sys/vm/percpu_pagelist_high_fraction");
+	t = kt_read_checked("/proc/sys/vm/percpu_pagelist_high_fraction");
 	KT_ASSERT_STREQ(t, "0\n");
 	free(t);
 
 	/* vmstat: "name value" lines, no name twice, the page allocator's all there. */
-	t = must_read("/proc/vmstat");
+	t = kt_read_checked("/proc/vmstat");
 	KT_ASSERT(t);
 	char line[256];
 	for (int i = 0; kt_line(t, i, line, sizeof(line)) == 0; i++) {
@@ -401,7 +391,7 @@ static void live_after_one_alloc(void *arg)
 	struct page *page = alloc_pages(GFP_KERNEL, 0);
 	KT_ASSERT(page);
 
-	char *t = must_read("/proc/buddyinfo");
+	char *t = kt_read_checked("/proc/buddyinfo");
 	KT_ASSERT_STREQ(t, "Node 0, zone   Normal      1      0      1      1      1      1"
 			   "      1      1      1      1     15 \n");
 	free(t);
@@ -415,7 +405,7 @@ static void live_after_one_alloc(void *arg)
 	};
 	char want[4096];
 	expect_pagetypeinfo(want, sizeof(want), free_mt, blocks);
-	t = must_read("/proc/pagetypeinfo");
+	t = kt_read_checked("/proc/pagetypeinfo");
 	KT_ASSERT_STREQ(t, want);
 	free(t);
 
@@ -431,7 +421,7 @@ static void live_after_one_alloc(void *arg)
 		 "\n  vm stats threshold: 0"
 		 "\n  node_unreclaimable:  0"
 		 "\n  start_pfn:           %lu\n", mm_model.base_pfn);
-	t = must_read("/proc/zoneinfo");
+	t = kt_read_checked("/proc/zoneinfo");
 	KT_ASSERT(t && strlen(t) > strlen(tail));
 	KT_ASSERT_STREQ(t + strlen(t) - strlen(tail), tail);
 	free(t);
@@ -450,7 +440,7 @@ static void live_after_one_alloc(void *arg)
 	 * below order 5: 1 + 4 + 8 + 16 = 29 -> 1; order 6: 61 -> 3; 7: 125 -> 7;
 	 * 8: 253 -> 15; 9: 509 -> 31; 10: 1021 -> 62.
 	 */
-	t = must_read("/sys/kernel/debug/extfrag/unusable_index");
+	t = kt_read_checked("/sys/kernel/debug/extfrag/unusable_index");
 	KT_ASSERT_STREQ(t, "Node 0, zone   Normal 0.000 0.000 0.000 0.000 0.000 0.001 "
 			   "0.003 0.007 0.015 0.031 0.062 \n");
 	free(t);
@@ -480,7 +470,7 @@ static void live_sysctl(void *arg)
 	KT_ASSERT_EQ(kt_zoneinfo("high"), 768);
 	KT_ASSERT_EQ(kt_zoneinfo("promo"), 896);
 	KT_ASSERT_EQ(kt_zoneinfo("high:"), 320);
-	char *t = must_read("/proc/sys/vm/min_free_kbytes");
+	char *t = kt_read_checked("/proc/sys/vm/min_free_kbytes");
 	KT_ASSERT_STREQ(t, "2048\n");
 	free(t);
 
@@ -510,10 +500,10 @@ static void live_sysctl(void *arg)
 	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/percpu_pagelist_high_fraction", "1"), -EINVAL);
 	KT_ASSERT_EQ(kt_zoneinfo("min"), 512);
 	KT_ASSERT_EQ(kt_zoneinfo("low"), 512 + 1638);
-	t = must_read("/proc/sys/vm/watermark_scale_factor");
+	t = kt_read_checked("/proc/sys/vm/watermark_scale_factor");
 	KT_ASSERT_STREQ(t, "1000\n");
 	free(t);
-	t = must_read("/proc/sys/vm/percpu_pagelist_high_fraction");
+	t = kt_read_checked("/proc/sys/vm/percpu_pagelist_high_fraction");
 	KT_ASSERT_STREQ(t, "0\n");
 	free(t);
 	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/watermark_scale_factor", "3000"), 0);

@@ -392,10 +392,8 @@ KTEST(slab_panic_aborts_on_bad_create)
 	static const char *const names[] = { "panic/slash", "panic_size0" };
 
 	for (int i = 0; i < 2; i++) {
-		struct kt_capture cap;
-		kt_capture_begin(&cap);
-		int status = kt_fork(panic_create, (void *)names[i]);
-		char *out = kt_capture_end(&cap);
+		int status;
+		char *out = kt_fork_captured(panic_create, (void *)names[i], &status);
 		if (!KT_CHILD_ABORTED(status) || !strstr(out, "Kernel panic - not syncing")) {
 			KT_FAIL("%s: status %#x, stderr:\n%s", names[i], status, out);
 			free(out);

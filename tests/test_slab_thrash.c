@@ -66,17 +66,6 @@ static unsigned int cpu_freelist_len(struct kmem_cache *s)
 	return n;
 }
 
-/* The number /sys/kernel/slab/<cache>/<file> starts with, or -1 without that file. */
-static long sysfs_long(struct kmem_cache *s, const char *file)
-{
-	char path[256], buf[4096];
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", kmem_cache_name(s), file);
-	if (kmem_read(path, buf, sizeof(buf)) < 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 #define SCEN_FAIL(sc, ...) do { snprintf((sc)->what, sizeof((sc)->what), __VA_ARGS__); \
 				(sc)->error = 1; goto out; } while (0)
 
@@ -160,7 +149,7 @@ static void *run_scenario(void *arg)
 	/* The sysfs stat files (when present) show the same totals. */
 	static const enum stat_item items[] = { THRASH_DETECTED, THRASH_SKIP_PARTIAL, ALLOC_SLAB };
 	for (int i = 0; i < 3; i++) {
-		long v = sysfs_long(s, slub_stat_names[items[i]]);
+		long v = slab_sysfs_long(s, slub_stat_names[items[i]]);
 		if (v >= 0 && (unsigned long)v != stat_now(s, items[i]))
 			SCEN_FAIL(sc, "/sys/kernel/slab/%s/%s reads %ld, slub_stat_sum %lu", name,
 				  slub_stat_names[items[i]], v, stat_now(s, items[i]));
@@ -180,7 +169,9 @@ out:
 	return NULL;
 }
 
-static void run(struct scenario *sc)
+/* Run @sc in a new thread and print what it saw; false (the case failed, naming the
+ * scenario) if it went wrong. */
+static bool run(struct scenario *sc)
 {
 	pthread_t t;
 
@@ -194,17 +185,18 @@ static void run(struct scenario *sc)
 		sc->first_avail[2], sc->first_avail[3], sc->first_avail[4], sc->detected,
 		sc->skipped, sc->new_slabs, sc->from_partial, sc->picky_refills,
 		sc->picky_refills ? sc->min_picky_avail : 0);
+	if (sc->error)
+		KT_FAIL("ratio %lu cpu_partial %d free_per_slab %u: %s", sc->ratio, sc->cpu_partial,
+			sc->free_per_slab, sc->what);
+	return !sc->error;
 }
 
 KTEST(thrashing_is_detected_and_avoided)
 {
 	for (int cp = 0; cp <= 1; cp++) {
 		struct scenario sc = { .ratio = 20, .cpu_partial = cp };
-		run(&sc);
-		if (sc.error) {
-			KT_FAIL("cpu_partial %d: %s", cp, sc.what);
+		if (!run(&sc))
 			return;
-		}
 		KT_ASSERT_EQ(sc.objs, 16);
 		KT_ASSERT_EQ(sc.watermark, 3);		/* 16 * 20 / 100 */
 		/* The first refills take the poor partial slabs and notice. */
@@ -226,11 +218,8 @@ KTEST(ratio_zero_never_thrashes)
 {
 	for (int cp = 0; cp <= 1; cp++) {
 		struct scenario sc = { .ratio = 0, .cpu_partial = cp };
-		run(&sc);
-		if (sc.error) {
-			KT_FAIL("cpu_partial %d: %s", cp, sc.what);
+		if (!run(&sc))
 			return;
-		}
 		KT_ASSERT_EQ(sc.watermark, 0);
 		KT_EXPECT(sc.detected == 0 && sc.skipped == 0 && sc.picky_refills == 0);
 		/* Every poor partial slab is used, 70 objects, before new slabs come. */
@@ -243,11 +232,8 @@ KTEST(no_thrash_when_partial_slabs_are_fuller)
 {
 	/* Partial slabs with 8 free objects each serve >= the watermark: no detection. */
 	struct scenario sc = { .ratio = 20, .cpu_partial = 1, .free_per_slab = 8 };
-	run(&sc);
-	if (sc.error) {
-		KT_FAIL("%s", sc.what);
+	if (!run(&sc))
 		return;
-	}
 	KT_EXPECT(sc.detected == 0 && sc.skipped == 0);
 	KT_EXPECT(sc.first_avail[0] == 8);
 }
@@ -264,7 +250,7 @@ KTEST(effective_ratio_read_back)
 	slub_set_min_free_watermark(s64, 20);
 	KT_EXPECT(s64->min_free_watermark == 12);	/* 64 * 20 / 100 */
 	KT_EXPECT(slub_thrash_ratio(s64) == 18);	/* 12 / 64 = 18.75% */
-	long v = sysfs_long(s64, "slab_thrash_ratio");
+	long v = slab_sysfs_long(s64, "slab_thrash_ratio");
 	KT_EXPECT(v < 0 || v == 18);
 	if (v >= 0) {
 		/* Through sysfs: the stored watermark and the read-back are the same. */
@@ -272,7 +258,7 @@ KTEST(effective_ratio_read_back)
 		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_thrash_ratio",
 			 kmem_cache_name(s16));
 		KT_EXPECT(kmem_write(path, "20") == 0);
-		KT_EXPECT(s16->min_free_watermark == 3 && sysfs_long(s16, "slab_thrash_ratio") == 18);
+		KT_EXPECT(s16->min_free_watermark == 3 && slab_sysfs_long(s16, "slab_thrash_ratio") == 18);
 		KT_EXPECT(kmem_write(path, "0") == 0 && s16->min_free_watermark == 0);
 	}
 	slub_set_min_free_watermark(s16, 20);

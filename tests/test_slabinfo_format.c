@@ -13,6 +13,7 @@
  * Data directory: $KMEM_SHARED_DIR if set, else KMEM_SOURCE_DIR/../shared.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,19 @@ static const char *find_line(const char *text, const char *name, char *out, size
 		}
 	}
 	return out;
+}
+
+/* The live /proc/slabinfo line of cache @name into @out ("" if none); false if
+ * the file cannot be read. */
+static bool live_line(const char *name, char *out, size_t size)
+{
+	char *text = kt_read_checked("/proc/slabinfo");
+
+	if (!text)
+		return false;
+	find_line(text, name, out, size);
+	free(text);
+	return true;
 }
 
 /* Offset of the line for @name in @text, or -1. */
@@ -190,41 +204,34 @@ KTEST(live_line_is_exact)
 	/* 256-byte, cache-line aligned, never merged: 16 objects per order-0 slab. */
 	si_cache = kmem_cache_create("kt_si_256", 256, 0, SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE, NULL);
 	KT_ASSERT(si_cache);
-	char *text = kt_read("/proc/slabinfo", NULL), line[512];
-	KT_ASSERT(text);
-	KT_ASSERT_STREQ(find_line(text, "kt_si_256", line, sizeof(line)),
+	char line[512];
+	KT_ASSERT(live_line("kt_si_256", line, sizeof(line)));
+	KT_ASSERT_STREQ(line,
 			"kt_si_256              0      0    256   16    1 : tunables    0    0    0"
 			" : slabdata      0      0      0");
-	free(text);
 
 	for (int i = 0; i < 40; i++)
 		KT_ASSERT((si_objs[i] = kmem_cache_alloc(si_cache, GFP_KERNEL)) != NULL);
 	/* 3 slabs; the free objects of the thread's cpu slab count as active. */
-	text = kt_read("/proc/slabinfo", NULL);
-	KT_ASSERT(text);
-	KT_ASSERT_STREQ(find_line(text, "kt_si_256", line, sizeof(line)),
+	KT_ASSERT(live_line("kt_si_256", line, sizeof(line)));
+	KT_ASSERT_STREQ(line,
 			"kt_si_256             48     48    256   16    1 : tunables    0    0    0"
 			" : slabdata      3      3      0");
-	free(text);
 
 	/* All freed: the slabs stay with this thread (cpu slab, cpu partial list). */
 	for (int i = 0; i < 40; i++)
 		kmem_cache_free(si_cache, si_objs[i]);
-	text = kt_read("/proc/slabinfo", NULL);
-	KT_ASSERT(text);
-	KT_ASSERT_STREQ(find_line(text, "kt_si_256", line, sizeof(line)),
+	KT_ASSERT(live_line("kt_si_256", line, sizeof(line)));
+	KT_ASSERT_STREQ(line,
 			"kt_si_256             48     48    256   16    1 : tunables    0    0    0"
 			" : slabdata      3      3      0");
-	free(text);
 
 	/* Shrink gives every empty slab back. */
 	kmem_cache_shrink(si_cache);
-	text = kt_read("/proc/slabinfo", NULL);
-	KT_ASSERT(text);
-	KT_ASSERT_STREQ(find_line(text, "kt_si_256", line, sizeof(line)),
+	KT_ASSERT(live_line("kt_si_256", line, sizeof(line)));
+	KT_ASSERT_STREQ(line,
 			"kt_si_256              0      0    256   16    1 : tunables    0    0    0"
 			" : slabdata      0      0      0");
-	free(text);
 }
 
 KTEST(partial_free_objects_are_inactive)
@@ -234,14 +241,12 @@ KTEST(partial_free_objects_are_inactive)
 	void *o[16];
 	for (int i = 0; i < 16; i++)
 		KT_ASSERT((o[i] = kmem_cache_alloc(c, GFP_KERNEL)) != NULL);
-	char *text = kt_read("/proc/slabinfo", NULL), line[512];
-	KT_ASSERT(text);
+	char line[512];
+	KT_ASSERT(live_line("kt_si_partial", line, sizeof(line)));
 	struct slabinfo_line l;
 	char name[64];
-	KT_ASSERT(sscanf(find_line(text, "kt_si_partial", line, sizeof(line)),
-			 "%63s %lu %lu %u %u %d", name, &l.active_objs, &l.num_objs, &l.objsize,
-			 &l.objperslab, &l.pagesperslab) == 6);
-	free(text);
+	KT_ASSERT(sscanf(line, "%63s %lu %lu %u %u %d", name, &l.active_objs, &l.num_objs,
+			 &l.objsize, &l.objperslab, &l.pagesperslab) == 6);
 	KT_EXPECT(l.objsize == 512);
 	KT_EXPECT(l.active_objs == l.num_objs);
 	unsigned int per = l.objperslab;
@@ -249,12 +254,9 @@ KTEST(partial_free_objects_are_inactive)
 	/* Flush: the thread's slabs go to the node partial list, where free objects are inactive. */
 	kmem_cache_free(c, o[0]);
 	kmem_write("/sys/kernel/slab/kt_si_partial/cpu_partial", "0");
-	text = kt_read("/proc/slabinfo", NULL);
-	KT_ASSERT(text);
+	KT_ASSERT(live_line("kt_si_partial", line, sizeof(line)));
 	unsigned long active, num;
-	KT_ASSERT(sscanf(find_line(text, "kt_si_partial", line, sizeof(line)), "%63s %lu %lu",
-			 name, &active, &num) == 3);
-	free(text);
+	KT_ASSERT(sscanf(line, "%63s %lu %lu", name, &active, &num) == 3);
 	KT_EXPECT(num == ((16 + per - 1) / per) * per);
 	KT_EXPECT(active == num - (num - 16) - 1);
 	for (int i = 1; i < 16; i++)

@@ -82,19 +82,6 @@ static bool lists_below_max_empty(void)
 	return true;
 }
 
-static void check_all_free(void)
-{
-	char want[256];
-	struct mm_check_result r;
-
-	KT_ASSERT_EQ(mm_check(&r), 0);
-	char *got = kt_read("/proc/buddyinfo", NULL);
-	mm_expected_buddyinfo_all_free(zone_managed_pages(z), want, sizeof(want));
-	KT_ASSERT(got);
-	KT_ASSERT_STREQ(got, want);
-	free(got);
-}
-
 /*
  * Seed 004's situation at order @o (0..MAX_PAGE_ORDER-2), in block X:
  *
@@ -151,7 +138,7 @@ static void scenario(unsigned int o, bool higher_free, bool expect_tail)
 	if (!expect_tail && (a_pos != 0 || e_pos2 != 1))
 		KT_FAIL("order %u: A should be at the head (before E), found at %d of %d",
 			o, a_pos, len);
-	check_all_free();
+	KT_ASSERT_ALL_FREE();
 }
 
 /*
@@ -190,7 +177,7 @@ static void scenario_cutoff(void)
 	KT_ASSERT(x_nb_free);
 	KT_ASSERT_EQ(x_pos, 0);
 	KT_ASSERT_EQ(w_pos, 1);
-	check_all_free();
+	KT_ASSERT_ALL_FREE();
 }
 
 /*
@@ -246,7 +233,7 @@ static void scenario_api(bool expect_tail)
 			continue;
 		__free_pages(pages[i], o);
 	}
-	check_all_free();
+	KT_ASSERT_ALL_FREE();
 }
 
 static void run_all(void *arg)
@@ -255,7 +242,7 @@ static void run_all(void *arg)
 
 	KT_ASSERT_EQ(kmem_init(on ? "mem=32M" : "mem=32M page_alloc.tail_placement=0"), 0);
 	KT_ASSERT_EQ(tail_placement, on);
-	check_all_free();
+	KT_ASSERT_ALL_FREE();
 	if (ktest_failed_now)
 		return;
 
@@ -285,10 +272,8 @@ KTEST(tail_placement_off)
 static void bad_value(void *arg)
 {
 	(void)arg;
-	struct kt_capture c;
-	kt_capture_begin(&c);
-	int rc = kmem_init("mem=32M page_alloc.tail_placement=sometimes");
-	char *err = kt_capture_end(&c);
+	int rc;
+	char *err = kt_init_captured("mem=32M page_alloc.tail_placement=sometimes", &rc);
 	KT_ASSERT_EQ(rc, -EINVAL);
 	KT_ASSERT_CONTAINS(err, "page_alloc.tail_placement");
 	free(err);

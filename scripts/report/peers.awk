@@ -89,6 +89,54 @@ function nclasses(lo, hi,    s, c, n, last) {
 	return n
 }
 
+# The allocator columns of a table's header row and its separator row, into
+# file f; extra names one more (right-aligned) column after them, or is "".
+function alloc_header(f, extra,    j) {
+	for (j = 1; j <= nA; j++)
+		printf "%s | ", A[j] > f
+	printf "%s\n|---|", (extra != "" ? extra " |" : "") > f
+	for (j = 1; j <= nA; j++)
+		printf "---:|" > f
+	printf "%s\n", (extra != "" ? "---:|" : "") > f
+}
+
+# The header line of a gnuplot data file f: first, then a column per allocator.
+function dat_header(f, first,    j) {
+	printf "%s", first > f
+	for (j = 1; j <= nA; j++)
+		printf "\t%s", A[j] > f
+	printf "\n" > f
+}
+
+# The peer (not kmem) with the lowest arr[w, peer] among those that ran w, or "".
+function lowest_peer(arr, w,    j, q, b) {
+	b = ""
+	for (j = 2; j <= nA; j++) {
+		q = w SUBSEP A[j]
+		if (cnt[q] && (b == "" || arr[q] < arr[w, b]))
+			b = A[j]
+	}
+	return b
+}
+
+# A targets row for workload w against the issue's figure for its best peer
+# (claim, e.g. "larson ~34 ns/op (tcmalloc)", fig the ns in it).
+function target_row(w, claim, fig,    b) {
+	b = bestp[w]
+	if (b == "")
+		return
+	printf "| best peer's %s | %s ns (%s; CPU time, both threads, %s ns); kmem %s ns | %s |\n",
+	       claim, fmt_ns(mns[w, b]), b, fmt_ns(mcpu[w, b]),
+	       (cnt[w, "kmem"] ? fmt_ns(mns[w, "kmem"]) : "-"),
+	       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", mns[w, b] / fig, mcpu[w, b] / fig) > hl
+}
+
+# "<kmem> ns against <best peer> ns (<peer>), **<ratio>**" for workload w.
+function against(w) {
+	return sprintf("%s ns against %s ns (%s), **%s**", fmt_ns(mns[w, "kmem"]),
+		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]))
+}
+
 FNR == 1 { file++ }
 
 file == 1 {		# allocators.txt: "name path..." or "name n/a"
@@ -210,12 +258,7 @@ END {
 
 	# ---- headline: time per workload -------------------------------------
 	printf "| workload | " > hl
-	for (j = 1; j <= nA; j++)
-		printf "%s | ", A[j] > hl
-	printf "kmem / best peer |\n|---|" > hl
-	for (j = 1; j <= nA; j++)
-		printf "---:|" > hl
-	printf "---:|\n" > hl
+	alloc_header(hl, "kmem / best peer")
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (!seen_wl[w])
@@ -265,18 +308,8 @@ END {
 		       fmt_ns(hb), bestp[hbw], label[hbw], fmt_ns(mcpu[hbw, bestp[hbw]]),
 		       fmt_ns(mns[hbw, "kmem"]), fmt_ns(mcpu[hbw, "kmem"]),
 		       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", hb / 6, mcpu[hbw, bestp[hbw]] / 6) > hl
-	w = "prodcons"
-	if (bestp[w] != "")
-		printf "| best peer's producer/consumer 256 B ~30 ns/object (mimalloc) | %s ns (%s; CPU time, both threads, %s ns); kmem %s ns | %s |\n",
-		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_ns(mcpu[w, bestp[w]]),
-		       (cnt[w, "kmem"] ? fmt_ns(mns[w, "kmem"]) : "-"),
-		       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", mns[w, bestp[w]] / 30, mcpu[w, bestp[w]] / 30) > hl
-	w = "larson"
-	if (bestp[w] != "")
-		printf "| best peer's larson ~34 ns/op (tcmalloc) | %s ns (%s; CPU time, both threads, %s ns); kmem %s ns | %s |\n",
-		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_ns(mcpu[w, bestp[w]]),
-		       (cnt[w, "kmem"] ? fmt_ns(mns[w, "kmem"]) : "-"),
-		       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", mns[w, bestp[w]] / 34, mcpu[w, bestp[w]] / 34) > hl
+	target_row("prodcons", "producer/consumer 256 B ~30 ns/object (mimalloc)", 30)
+	target_row("larson", "larson ~34 ns/op (tcmalloc)", 34)
 	w = "frag"
 	if (seen_wl[w]) {
 		bfr = ""; bfa = ""
@@ -326,14 +359,8 @@ END {
 		k = w SUBSEP "kmem"
 		if (!cnt[k] || bestp[w] == "")
 			continue
-		bp = ""; bf = ""; bpa = ""; bfa = ""
-		for (j = 2; j <= nA; j++) {
-			q = w SUBSEP A[j]
-			if (!cnt[q])
-				continue
-			if (bp == "" || mpeak[q] < bp) { bp = mpeak[q]; bpa = A[j] }
-			if (bf == "" || mfin[q] < bf) { bf = mfin[q]; bfa = A[j] }
-		}
+		bpa = lowest_peer(mpeak, w); bp = mpeak[w, bpa]
+		bfa = lowest_peer(mfin, w); bf = mfin[w, bfa]
 		ok = mpeak[k] <= bp && mfin[k] <= bf
 		printf "| %s: kmem's peak and final RSS no higher than the best peer's | peak %s MB vs %s MB (%s), final %s MB vs %s MB (%s) | %s |\n",
 		       w, fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_mb(mfin[k]), fmt_mb(bf), bfa,
@@ -366,12 +393,7 @@ END {
 	printf "The same runs, CPU time of all threads per object (for the two-thread workloads " \
 	       "it includes the waiting side's spinning; less sensitive than wall time to other " \
 	       "load on the machine):\n\n| workload | " > dt
-	for (j = 1; j <= nA; j++)
-		printf "%s | ", A[j] > dt
-	printf "kmem / best peer |\n|---|" > dt
-	for (j = 1; j <= nA; j++)
-		printf "---:|" > dt
-	printf "---:|\n" > dt
+	alloc_header(dt, "kmem / best peer")
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (!seen_wl[w])
@@ -391,12 +413,7 @@ END {
 
 	printf "\n#### Peak RSS (MB, ru_maxrss)\n\nMedian of the rounds; in parentheses the ratio to the " \
 	       "lowest. For hot, prodcons and bulk it is mostly the allocator's fixed footprint.\n\n| workload | " > dt
-	for (j = 1; j <= nA; j++)
-		printf "%s | ", A[j] > dt
-	printf "\n|---|" > dt
-	for (j = 1; j <= nA; j++)
-		printf "---:|" > dt
-	printf "\n" > dt
+	alloc_header(dt, "")
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (!seen_wl[w])
@@ -489,8 +506,7 @@ END {
 		w = W[i]
 		if (w !~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)
 			continue
-		hotl = hotl (hotl == "" ? "" : "; ") sprintf("%s: %s ns against %s ns (%s), **%s**", label[w],
-		       fmt_ns(mns[w, "kmem"]), fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]))
+		hotl = hotl (hotl == "" ? "" : "; ") label[w] ": " against(w)
 		if (nhot++ && asheaf[w] "/" fsheaf[w] != hotf1)
 			hotsame = 0
 		if (nhot == 1)
@@ -521,8 +537,7 @@ END {
 		w = W[i]
 		if (w ~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)
 			continue
-		printf "- **%s**: %s ns against %s ns (%s), **%s**. ", label[w], fmt_ns(mns[w, "kmem"]),
-		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]) > dt
+		printf "- **%s**: %s. ", label[w], against(w) > dt
 		if (!ksn[w]) {
 			printf "(No SLUB counters from this run.)\n" > dt
 			continue
@@ -593,13 +608,9 @@ END {
 		k = w SUBSEP "kmem"
 		if (!cnt[k])
 			continue
-		bp = ""
-		for (j = 2; j <= nA; j++) {
-			q = w SUBSEP A[j]
-			if (cnt[q] && (bp == "" || mpeak[q] < bp)) { bp = mpeak[q]; bpa = A[j] }
-		}
-		if (bp == "" || mpeak[k] <= bp)
+		if ((bpa = lowest_peer(mpeak, w)) == "" || mpeak[k] <= mpeak[w, bpa])
 			continue
+		bp = mpeak[w, bpa]
 		printf "- **%s, memory**: kmem's peak RSS is %s MB against %s MB (%s), %s. ", w,
 		       fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_x(mpeak[k] / bp) > dt
 		if (w == "frag")
@@ -630,10 +641,7 @@ END {
 
 	# ---- gnuplot data ----------------------------------------------------------
 	tr = out "/raw/time_ratio.dat"
-	printf "workload" > tr
-	for (j = 1; j <= nA; j++)
-		printf "\t%s", A[j] > tr
-	printf "\n" > tr
+	dat_header(tr, "workload")
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (!seen_wl[w])
@@ -647,10 +655,7 @@ END {
 		printf "\n" > tr
 	}
 	rs = out "/raw/rss.dat"
-	printf "what" > rs
-	for (j = 1; j <= nA; j++)
-		printf "\t%s", A[j] > rs
-	printf "\n" > rs
+	dat_header(rs, "what")
 	n = split("larson:peak frag:peak frag:after_free frag:final longlived:peak longlived:final", R, " ")
 	for (i = 1; i <= n; i++) {
 		split(R[i], p, ":")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,24 @@ char *kt_capture_end(struct kt_capture *c)
 	return text;
 }
 
+char *kt_init_captured(const char *cmdline, int *rc)
+{
+	struct kt_capture c;
+
+	kt_capture_begin(&c);
+	*rc = kmem_init(cmdline);
+	return kt_capture_end(&c);
+}
+
+char *kt_fork_captured(void (*fn)(void *arg), void *arg, int *status)
+{
+	struct kt_capture c;
+
+	kt_capture_begin(&c);
+	*status = kt_fork(fn, arg);
+	return kt_capture_end(&c);
+}
+
 char *kt_read(const char *path, long *err)
 {
 	size_t size = 4096;
@@ -66,15 +85,31 @@ char *kt_read(const char *path, long *err)
 	}
 }
 
-long kt_vmstat(const char *name)
+char *kt_read_checked(const char *path)
 {
-	char *text = kt_read("/proc/vmstat", NULL);
-	size_t nl = strlen(name);
+	long err = 0;
+	char *text = kt_read(path, &err);
+
+	if (!text)
+		fprintf(stderr, "  kmem_read(%s) = %ld\n", path, err);
+	return text;
+}
+
+/*
+ * The number after the first line of @path whose first word is @key, or -1.
+ * @indented: the line may start with spaces and @key may end in a tab
+ * (zoneinfo); else @key starts the line and a space follows it (vmstat).
+ */
+static long file_value(const char *path, const char *key, bool indented)
+{
+	char *text = kt_read(path, NULL);
+	size_t kl = strlen(key);
 	long v = -1;
 
 	for (char *line = text; line && *line; ) {
-		if (!strncmp(line, name, nl) && line[nl] == ' ') {
-			v = strtol(line + nl + 1, NULL, 10);
+		char *p = indented ? line + strspn(line, " ") : line;
+		if (!strncmp(p, key, kl) && (p[kl] == ' ' || (indented && p[kl] == '\t'))) {
+			v = strtol(p + kl, NULL, 10);
 			break;
 		}
 		line = strchr(line, '\n');
@@ -85,24 +120,14 @@ long kt_vmstat(const char *name)
 	return v;
 }
 
+long kt_vmstat(const char *name)
+{
+	return file_value("/proc/vmstat", name, false);
+}
+
 long kt_zoneinfo(const char *key)
 {
-	char *text = kt_read("/proc/zoneinfo", NULL);
-	size_t kl = strlen(key);
-	long v = -1;
-
-	for (char *line = text; line && *line; ) {
-		char *p = line + strspn(line, " ");
-		if (!strncmp(p, key, kl) && (p[kl] == ' ' || p[kl] == '\t')) {
-			v = strtol(p + kl, NULL, 10);
-			break;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	free(text);
-	return v;
+	return file_value("/proc/zoneinfo", key, true);
 }
 
 int kt_count_lines(const char *text, const char *want)

@@ -28,6 +28,9 @@ struct kt_capture {
 void kt_capture_begin(struct kt_capture *c);
 /* Restore fd 2; return what was written meanwhile (malloc'd, NUL-terminated). */
 char *kt_capture_end(struct kt_capture *c);
+/* kmem_init(@cmdline) with stderr captured: its result goes to *@rc, what it
+ * printed is returned (malloc'd). */
+char *kt_init_captured(const char *cmdline, int *rc);
 
 /*
  * Run @stmt with stderr captured: it must issue exactly one kmem report
@@ -54,6 +57,8 @@ char *kt_capture_end(struct kt_capture *c);
 
 /* The whole of @path (malloc'd, NUL-terminated), or NULL (errno-style code in *err). */
 char *kt_read(const char *path, long *err);
+/* kt_read() that says on stderr why it failed ("kmem_read(<path>) = <err>"). */
+char *kt_read_checked(const char *path);
 /* Value of "<name> <value>" in /proc/vmstat; -1 if absent. */
 long kt_vmstat(const char *name);
 /*
@@ -99,6 +104,10 @@ static inline int kt_fork(void (*fn)(void *arg), void *arg)
 		;
 	return status;
 }
+
+/* kt_fork(@fn, @arg) with stderr captured (the child's and the parent's): the
+ * wait status goes to *@status, what was printed is returned (malloc'd). */
+char *kt_fork_captured(void (*fn)(void *arg), void *arg, int *status);
 
 /* The child ran to its end with no failure. */
 #define KT_CHILD_OK(status) (WIFEXITED(status) && WEXITSTATUS(status) == 0)

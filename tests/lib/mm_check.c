@@ -8,6 +8,7 @@
 #include "page_alloc/mm.h"
 #include "page_alloc/pcp.h"
 
+#include "kt_util.h"
 #include "mm_check.h"
 
 #define MM_CHECK_MAX_REPORTS 20
@@ -245,6 +246,19 @@ int mm_check(struct mm_check_result *res)
 	return nr_errors;
 }
 
+__attribute__((format(printf, 3, 4)))
+static void all_free_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "  FAIL %s:%d: not all free: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	ktest_failed_now = 1;
+}
+
 void mm_expected_buddyinfo_all_free(unsigned long managed, char *buf, size_t size)
 {
 	size_t len = (size_t)snprintf(buf, size, "Node 0, zone %8s ", "Normal");
@@ -253,4 +267,33 @@ void mm_expected_buddyinfo_all_free(unsigned long managed, char *buf, size_t siz
 		len += (size_t)snprintf(buf + len, size - len, "%6lu ",
 					o == MAX_PAGE_ORDER ? managed >> MAX_PAGE_ORDER : 0UL);
 	snprintf(buf + len, size - len, "\n");
+}
+
+bool mm_check_all_free(const char *file, int line)
+{
+	struct mm_check_result r;
+	char want[256];
+
+	if (mm_check(&r)) {
+		all_free_fail(file, line, "mm_check: %d problem(s) (above)", r.errors);
+		return false;
+	}
+	if (r.free_pages != r.managed) {
+		all_free_fail(file, line, "%lu pages free on the buddy lists, %lu managed",
+			      r.free_pages, r.managed);
+		return false;
+	}
+	long err = 0;
+	char *got = kt_read("/proc/buddyinfo", &err);
+	if (!got) {
+		all_free_fail(file, line, "kmem_read(/proc/buddyinfo) = %ld", err);
+		return false;
+	}
+	mm_expected_buddyinfo_all_free(r.managed, want, sizeof(want));
+	bool ok = !strcmp(got, want);
+	if (!ok)
+		all_free_fail(file, line, "/proc/buddyinfo:\n--- got:\n%s\n--- expected:\n%s",
+			      got, want);
+	free(got);
+	return ok;
 }

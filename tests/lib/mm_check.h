@@ -24,6 +24,8 @@
 #ifndef KMEM_TEST_MM_CHECK_H
 #define KMEM_TEST_MM_CHECK_H
 
+#include <stdbool.h>
+
 #include <kmem/page.h>
 
 struct mm_check_result {
@@ -45,5 +47,21 @@ int mm_check(struct mm_check_result *res);
  * @managed pages in MAX_PAGE_ORDER blocks ("Node 0, zone   Normal      0 ... 16 \n").
  */
 void mm_expected_buddyinfo_all_free(unsigned long managed, char *buf, size_t size);
+
+/*
+ * Every managed page is back on the buddy lists: mm_check() finds no
+ * problem, its free page count equals the zone's managed pages, and
+ * /proc/buddyinfo reads as mm_expected_buddyinfo_all_free() of them.
+ * Otherwise the current test case fails, the message naming @file:@line
+ * (the caller's), and false is returned.  Drain the pcp lists first if
+ * their pages count as free (drain_local_pages()).
+ */
+bool mm_check_all_free(const char *file, int line);
+
+/* Fail and leave the current case unless mm_check_all_free() holds here. */
+#define KT_ASSERT_ALL_FREE() do {						\
+	if (!mm_check_all_free(__FILE__, __LINE__))				\
+		return;								\
+} while (0)
 
 #endif /* KMEM_TEST_MM_CHECK_H */

@@ -175,6 +175,16 @@ int slab_cache_works(struct kmem_cache *s, size_t size)
 
 /* ---- accounting ---------------------------------------------------- */
 
+long slab_sysfs_long(struct kmem_cache *s, const char *file)
+{
+	char path[256], buf[4096];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", kmem_cache_name(s), file);
+	if (kmem_read(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
 void slab_quiesce(void)
 {
 	for (unsigned int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)

@@ -70,6 +70,9 @@ struct kmem_cache;
 /* 200 objects of @s (using @size bytes each) are disjoint and keep their contents. */
 int slab_cache_works(struct kmem_cache *s, size_t size);
 
+/* The number /sys/kernel/slab/<@s's name>/@file starts with, or -1 without that file. */
+long slab_sysfs_long(struct kmem_cache *s, const char *file);
+
 /* ---- page accounting ---------------------------------------------- */
 
 /*
