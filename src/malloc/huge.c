@@ -107,6 +107,9 @@ void *huge_alloc(size_t size, size_t align)
 {
 	if (align < HUGE_PAGE)
 		align = HUGE_PAGE;
+	/* Size 0 (posix_memalign(&p, 8 MiB, 0)) still gets a page: a unique, mapped pointer. */
+	if (!size)
+		size = 1;
 	size_t len = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	if (len < size || len + align < len)
 		return NULL;

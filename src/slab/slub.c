@@ -581,12 +581,26 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 	unsigned int inuse;
 
 	for (;;) {
+		if (unlikely(cnt > ss_inuse(old))) {
+			/* More frees than objects in use: double frees got this far (a sheaf). */
+			if (n)
+				kmem_unlock(&n->list_lock);
+			kmem_report("BUG %s (Not tainted): Freeing %u objects to a slab with %u in use\n"
+				    "INFO: Slab %p objects %u: double free; the objects are not freed\n",
+				    s->name, cnt, ss_inuse(old), (void *)slab, ss_objects(old));
+			return;
+		}
 		prior = ss_freelist(slab, old);
 		was_frozen = ss_frozen(old);
 		inuse = ss_inuse(old) - cnt;
 		frozen = was_frozen;
 		if ((!inuse || !prior) && !was_frozen) {
-			if (c && s->cpu_partial_slabs && !prior) {
+			/*
+			 * Not with the list lock held: a retry that finds the slab
+			 * full (taken and drained meanwhile) would freeze it and
+			 * then put it on the node list below.
+			 */
+			if (c && s->cpu_partial_slabs && !prior && !n) {
 				/* A full slab gets free objects: keep it on our partial list. */
 				frozen = true;
 			} else if (!n) {
@@ -990,9 +1004,10 @@ void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 	struct slub_thread_node *r;
 
 	memset(info, 0, sizeof(*info));
+	kmem_lock(&n->list_lock);
+	/* Under the lock: a slab is counted before it can reach the partial list. */
 	info->num_slabs = (unsigned long)atomic_load(&n->nr_slabs);
 	info->num_objs = (unsigned long)atomic_load(&n->total_objects);
-	kmem_lock(&n->list_lock);
 	info->partial = n->nr_partial;
 	unsigned long free = 0;
 	list_for_each_entry(slab, &n->partial, slab_list) {
@@ -1001,7 +1016,8 @@ void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 		info->objects_partial += ss_objects(slab_state(slab)) - f;
 	}
 	kmem_unlock(&n->list_lock);
-	info->active_objs = info->num_objs - free;
+	/* Slabs given back whole are uncounted outside the lock: never below 0. */
+	info->active_objs = info->num_objs > free ? info->num_objs - free : 0;
 	info->active_slabs = info->num_slabs;
 
 	kmem_lock(&slub_threads_lock);

@@ -189,6 +189,53 @@ static bool distinct_slots(const struct kmem_cache *s, uintptr_t base, void **p,
 	return true;
 }
 
+/*
+ * Drop (with a report) the entries of a run of @n objects of @slab that are
+ * on its freelist: already free, so a count of entries equal to inuse would
+ * leave a live object out of a slab given back whole.  Objects in sheaves
+ * look in use here; the sheaf and bulk paths check those as far as cheap
+ * checks go.  Returns how many were dropped.
+ */
+static unsigned int drop_free_entries(struct kmem_cache *s, struct slab *slab, uint64_t st,
+				      void **p, unsigned int n, bool consecutive)
+{
+	void *f = ss_freelist(slab, st);
+	unsigned int left = ss_objects(st) - ss_inuse(st), dropped = 0;
+	uintptr_t base = slab->obj_base;
+
+	if (!f)
+		return 0;
+	if (consecutive) {
+		uintptr_t lo = (uintptr_t)p[0], hi = lo + (uintptr_t)n * s->size;
+		for (; f && left; left--, f = get_freepointer(s, f))
+			if ((uintptr_t)f - lo < hi - lo) {
+				size_t k = ((uintptr_t)f - lo) / s->size;
+				report_double_free(s, p[k]);
+				p[k] = NULL;
+				dropped++;
+			}
+		return dropped;
+	}
+	/* distinct_slots() holds: objects <= 1024 and every entry a slot start. */
+	uint64_t free_slot[1024 / 64] = { 0 };
+	for (; f && left; left--, f = get_freepointer(s, f)) {
+		uint32_t off = (uint32_t)((uintptr_t)f - base);
+		unsigned int idx = (unsigned int)(((unsigned __int128)off * s->div_magic) >> 64);
+		if (idx < 1024)
+			free_slot[idx / 64] |= 1ULL << (idx % 64);
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		uint32_t off = (uint32_t)((uintptr_t)p[k] - base);
+		unsigned int idx = (unsigned int)(((unsigned __int128)off * s->div_magic) >> 64);
+		if (free_slot[idx / 64] & (1ULL << (idx % 64))) {
+			report_double_free(s, p[k]);
+			p[k] = NULL;
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
 /* Slabs given back whole in one bulk free, counted once at the end. */
 struct whole_release {
 	long nr, objects, pages;
@@ -262,6 +309,7 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
 		if (j - i == inuse && inuse > 1 && !ss_frozen(st) &&
 		    (consecutive ? offset_is_multiple((uint32_t)((uintptr_t)p[i] - base), s->div_magic)
 				 : ss_objects(st) <= 1024 && distinct_slots(s, base, p + i, inuse)) &&
+		    !drop_free_entries(s, slab, st, p + i, inuse, consecutive) &&
 		    release_whole_slab(s, c, slab, inuse, &wr)) {
 			stat_s(s, c, FREE_SLOWPATH, inuse);
 		} else {

@@ -12,7 +12,7 @@
  *   full:  swap with an empty spare (or take an empty one as the new main,
  *          keeping the full one as spare); else leave it in the barn for
  *          an empty one (BARN_PUT); if the barn already holds
- *          MAX_FULL_SHEAVES, flush its objects back to their slabs
+ *          its max_full sheaves, flush its objects back to their slabs
  *          (BARN_PUT_FAIL, SHEAF_FLUSH).
  *
  * So objects freed by one thread reach another's allocations a whole sheaf
@@ -154,6 +154,23 @@ void barn_init(struct kmem_cache *s)
 	barn->max_empty = barn->max_full;
 }
 
+/* A barn list and its count, under barn->lock (the counts are peeked unlocked). */
+static void barn_push(struct slab_sheaf **list, unsigned int *nr, struct slab_sheaf *sheaf)
+{
+	sheaf->next = *list;
+	*list = sheaf;
+	__atomic_store_n(nr, *nr + 1, __ATOMIC_RELAXED);
+}
+
+static struct slab_sheaf *barn_pop(struct slab_sheaf **list, unsigned int *nr)
+{
+	struct slab_sheaf *sheaf = *list;
+
+	*list = sheaf->next;
+	__atomic_store_n(nr, *nr - 1, __ATOMIC_RELAXED);
+	return sheaf;
+}
+
 /* Trade @empty (may be NULL) for a full sheaf; NULL if the barn has none. */
 static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					     struct slab_sheaf *empty)
@@ -168,13 +185,9 @@ static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_c
 	}
 	kmem_lock(&barn->lock);
 	if (barn->full) {
-		full = barn->full;
-		barn->full = full->next;
-		__atomic_store_n(&barn->nr_full, barn->nr_full - 1, __ATOMIC_RELAXED);
+		full = barn_pop(&barn->full, &barn->nr_full);
 		if (empty && barn->nr_empty < barn->max_empty) {
-			empty->next = barn->empty;
-			barn->empty = empty;
-			__atomic_store_n(&barn->nr_empty, barn->nr_empty + 1, __ATOMIC_RELAXED);
+			barn_push(&barn->empty, &barn->nr_empty, empty);
 			empty = NULL;
 		}
 	}
@@ -191,50 +204,47 @@ static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_c
 
 /*
  * Leave @full in the barn and get an empty sheaf back (from the barn, or a
- * new one).  NULL if the barn is at MAX_FULL_SHEAVES: @full stays the caller's.
+ * new one).  NULL if the barn is at max_full, or there is no memory for an
+ * empty sheaf: @full stays the caller's.  The empty sheaf is had before
+ * @full goes in: once there, another thread may take it at once, so
+ * nothing may fail after.
  */
 static struct slab_sheaf *barn_replace_full(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					    struct slab_sheaf *full)
 {
 	struct node_barn *barn = &s->barn;
 	struct slab_sheaf *empty = NULL;
-	bool stored = false;
+	bool must_alloc = false;
 
-	kmem_lock(&barn->lock);
-	if (barn->nr_full < barn->max_full) {
-		full->next = barn->full;
-		barn->full = full;
-		__atomic_store_n(&barn->nr_full, barn->nr_full + 1, __ATOMIC_RELAXED);
-		stored = true;
-		if (barn->empty) {
-			empty = barn->empty;
-			barn->empty = empty->next;
-			__atomic_store_n(&barn->nr_empty, barn->nr_empty - 1, __ATOMIC_RELAXED);
-		}
-	}
-	kmem_unlock(&barn->lock);
-	if (!stored) {
-		stat_inc(c, BARN_PUT_FAIL);
-		return NULL;
-	}
-	stat_inc(c, BARN_PUT);
-	if (!empty && !(empty = alloc_empty_sheaf(s, c))) {
-		/* No memory for metadata: take the full sheaf back and flush it. */
-		kmem_lock(&barn->lock);
-		if (barn->full == full) {
-			barn->full = full->next;
-			__atomic_store_n(&barn->nr_full, barn->nr_full - 1, __ATOMIC_RELAXED);
-			kmem_unlock(&barn->lock);
+	for (;;) {
+		/* Unlocked peeks: a stale answer only costs a lock or an allocation. */
+		if (__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED) >= barn->max_full)
+			break;
+		if (!empty && (must_alloc || !__atomic_load_n(&barn->nr_empty, __ATOMIC_RELAXED)) &&
+		    !(empty = alloc_empty_sheaf(s, c)))
 			return NULL;
+		kmem_lock(&barn->lock);
+		if (barn->nr_full >= barn->max_full) {
+			kmem_unlock(&barn->lock);
+			break;
 		}
+		if (!empty && !barn->empty) {
+			/* The barn's empties went meanwhile: come back with one of our own. */
+			kmem_unlock(&barn->lock);
+			must_alloc = true;
+			continue;
+		}
+		barn_push(&barn->full, &barn->nr_full, full);
+		if (!empty)
+			empty = barn_pop(&barn->empty, &barn->nr_empty);
 		kmem_unlock(&barn->lock);
-		/* Someone took it already: any full sheaf in the barn will do. */
-		full = barn_replace_empty(s, c, NULL);
-		if (full)
-			sheaf_flush(s, c, full);
-		return full;
+		stat_inc(c, BARN_PUT);
+		return empty;
 	}
-	return empty;
+	if (empty)
+		free_empty_sheaf(s, c, empty);
+	stat_inc(c, BARN_PUT_FAIL);
+	return NULL;
 }
 
 /* Flush every sheaf in the barn to slabs and free them (shrink, destroy). */
