@@ -479,6 +479,13 @@ KTEST(posix_memalign_alignments)
 		KT_EXPECT(aligned(p, a));
 		memset(p, 1, 5 * MiB);
 		k_free(p);
+		/* Size 0: still a mapped block kmem knows, that realloc can grow. */
+		KT_ASSERT(k_posix_memalign(&p, a, 0) == 0);
+		KT_EXPECT(aligned(p, a) && k_usable(p) > 0);
+		*(volatile char *)p = 1;
+		void *q = k_realloc(p, 1);
+		KT_ASSERT(q);
+		k_free(q);
 	}
 	/* Many live at once: no two overlap, every one aligned. */
 	enum { N = 300 };

@@ -21,6 +21,12 @@
  * refills straight through the node list).  Each scenario runs in a new
  * thread, so its per-thread thrash state starts clean.
  *
+ * Those scenarios follow every refill of the cpu slab, which only single
+ * allocations show: they run without sheaves (the @nosheaves variant).
+ * With sheaves (the default), a sheaf refill drains the poor slabs a few
+ * objects at a time; the sheaf scenario checks the same outcome by the
+ * counters alone.
+ *
  * SLUB-only: with another back-end the test exits 77.
  */
 #include <pthread.h>
@@ -191,8 +197,27 @@ static bool run(struct scenario *sc)
 	return !sc->error;
 }
 
+/* Do this boot's caches have sheaves?  The per-refill scenarios need them off. */
+static bool sheaves_on(void)
+{
+	struct kmem_cache *s = kmem_cache_create("thrash_probe", SIZE, 0, SLAB_NO_MERGE, NULL);
+	bool on = s && s->sheaf_capacity;
+
+	kmem_cache_destroy(s);
+	return on;
+}
+
+#define NEEDS_SHEAVES(want)							\
+	do {									\
+		if (sheaves_on() != (want)) {					\
+			fprintf(stderr, "  (runs %s sheaves)\n", (want) ? "with" : "without"); \
+			return;							\
+		}								\
+	} while (0)
+
 KTEST(thrashing_is_detected_and_avoided)
 {
+	NEEDS_SHEAVES(false);
 	for (int cp = 0; cp <= 1; cp++) {
 		struct scenario sc = { .ratio = 20, .cpu_partial = cp };
 		if (!run(&sc))
@@ -216,6 +241,7 @@ KTEST(thrashing_is_detected_and_avoided)
 
 KTEST(ratio_zero_never_thrashes)
 {
+	NEEDS_SHEAVES(false);
 	for (int cp = 0; cp <= 1; cp++) {
 		struct scenario sc = { .ratio = 0, .cpu_partial = cp };
 		if (!run(&sc))
@@ -230,6 +256,7 @@ KTEST(ratio_zero_never_thrashes)
 
 KTEST(no_thrash_when_partial_slabs_are_fuller)
 {
+	NEEDS_SHEAVES(false);
 	/* Partial slabs with 8 free objects each serve >= the watermark: no detection. */
 	struct scenario sc = { .ratio = 20, .cpu_partial = 1, .free_per_slab = 8 };
 	if (!run(&sc))
@@ -250,17 +277,13 @@ KTEST(effective_ratio_read_back)
 	slub_set_min_free_watermark(s64, 20);
 	KT_EXPECT(s64->min_free_watermark == 12);	/* 64 * 20 / 100 */
 	KT_EXPECT(slub_thrash_ratio(s64) == 18);	/* 12 / 64 = 18.75% */
-	long v = slab_sysfs_long(s64, "slab_thrash_ratio");
-	KT_EXPECT(v < 0 || v == 18);
-	if (v >= 0) {
-		/* Through sysfs: the stored watermark and the read-back are the same. */
-		char path[128];
-		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_thrash_ratio",
-			 kmem_cache_name(s16));
-		KT_EXPECT(kmem_write(path, "20") == 0);
-		KT_EXPECT(s16->min_free_watermark == 3 && slab_sysfs_long(s16, "slab_thrash_ratio") == 18);
-		KT_EXPECT(kmem_write(path, "0") == 0 && s16->min_free_watermark == 0);
-	}
+	KT_ASSERT_EQ(slab_sysfs_long(s64, "slab_thrash_ratio"), 18);
+	/* Through sysfs: the stored watermark and the read-back are the same. */
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_thrash_ratio", kmem_cache_name(s16));
+	KT_EXPECT(kmem_write(path, "20") == 0);
+	KT_EXPECT(s16->min_free_watermark == 3 && slab_sysfs_long(s16, "slab_thrash_ratio") == 18);
+	KT_EXPECT(kmem_write(path, "0") == 0 && s16->min_free_watermark == 0);
 	slub_set_min_free_watermark(s16, 20);
 	KT_EXPECT(s16->min_free_watermark == 3 && slub_thrash_ratio(s16) == 18);
 
@@ -274,8 +297,134 @@ KTEST(effective_ratio_read_back)
 	kmem_cache_destroy(s16);
 }
 
+/*
+ * With sheaves: NSLABS poor partial slabs (1 or 2 free objects each) on the
+ * node list, then ALLOCS allocations through the sheaf.  Counters only.
+ */
+struct sheaf_scenario {
+	unsigned long ratio;
+	unsigned int watermark, poor;
+	unsigned long detected, skipped, new_slabs, from_partial, refilled;
+	int error;
+	char what[160];
+};
+
+static void *run_sheaf_scenario(void *arg)
+{
+	struct sheaf_scenario *sc = arg;
+	static void *objs[(NSLABS + 4) * 64], *more[ALLOCS];
+	static struct slab *slabs[NSLABS + 8];
+	char name[48];
+
+	snprintf(name, sizeof(name), "thrash-sheaf-r%lu", sc->ratio);
+	struct kmem_cache *s = kmem_cache_create(name, SIZE, 0, SLAB_NO_MERGE, NULL);
+	if (!s)
+		SCEN_FAIL(sc, "kmem_cache_create failed");
+	unsigned int per = oo_objects(s->oo), total = (NSLABS + 4) * per, nslabs = 0;
+	slub_set_min_free_watermark(s, sc->ratio);
+	sc->watermark = s->min_free_watermark;
+	for (unsigned int i = 0; i < total; i++)
+		if (!(objs[i] = kmem_cache_alloc(s, GFP_KERNEL)))
+			SCEN_FAIL(sc, "allocation %u failed", i);
+	/* Sheaf leftovers and the cpu slab back to the slabs: most are full now. */
+	slub_flush_this_thread(s);
+	for (unsigned int i = 0; i < total; i++) {
+		struct slab *slab = virt_to_slab(objs[i]);
+		uint64_t st = slab_state(slab);
+		bool known = false;
+		for (unsigned int k = 0; k < nslabs; k++)
+			known |= slabs[k] == slab;
+		if (!known && ss_inuse(st) == ss_objects(st) && nslabs < NSLABS - 1)
+			slabs[nslabs++] = slab;
+	}
+	if (nslabs != NSLABS - 1)
+		SCEN_FAIL(sc, "only %u full slabs out of %u objects", nslabs, total);
+	/* 1 or 2 objects of each chosen slab, every object of the others. */
+	unsigned int freed_in[NSLABS] = { 0 };
+	for (unsigned int i = 0; i < total; i++) {
+		struct slab *slab = virt_to_slab(objs[i]);
+		unsigned int k = 0;
+		while (k < nslabs && slabs[k] != slab)
+			k++;
+		if (k < nslabs && freed_in[k] >= 1 + k % 2)
+			continue;
+		if (k < nslabs)
+			freed_in[k]++;
+		kmem_cache_free(s, objs[i]);
+		objs[i] = NULL;
+	}
+	slub_flush_this_thread(s);
+	kmem_cache_shrink(s);
+	sc->poor = (unsigned int)s->node.nr_partial;
+	if (sc->poor != NSLABS - 1)
+		SCEN_FAIL(sc, "node partial list holds %u slabs, want %u", sc->poor, NSLABS - 1);
+
+	unsigned long det0 = stat_now(s, THRASH_DETECTED), skip0 = stat_now(s, THRASH_SKIP_PARTIAL);
+	unsigned long slab0 = stat_now(s, ALLOC_SLAB), refill0 = stat_now(s, SHEAF_REFILL);
+	unsigned long part0 = stat_now(s, ALLOC_FROM_PARTIAL) + stat_now(s, CPU_PARTIAL_ALLOC);
+	for (unsigned int i = 0; i < ALLOCS; i++)
+		if (!(more[i] = kmem_cache_alloc(s, GFP_KERNEL)))
+			SCEN_FAIL(sc, "allocation %u after the setup failed", i);
+	sc->detected = stat_now(s, THRASH_DETECTED) - det0;
+	sc->skipped = stat_now(s, THRASH_SKIP_PARTIAL) - skip0;
+	sc->new_slabs = stat_now(s, ALLOC_SLAB) - slab0;
+	sc->refilled = stat_now(s, SHEAF_REFILL) - refill0;
+	sc->from_partial = stat_now(s, ALLOC_FROM_PARTIAL) + stat_now(s, CPU_PARTIAL_ALLOC) - part0;
+	for (unsigned int i = 0; i < ALLOCS; i++)
+		kmem_cache_free(s, more[i]);
+	for (unsigned int i = 0; i < total; i++)
+		if (objs[i])
+			kmem_cache_free(s, objs[i]);
+	if (slub_validate(s))
+		SCEN_FAIL(sc, "slub_validate found errors");
+	kmem_cache_destroy(s);
+out:
+	return NULL;
+}
+
+static bool run_sheaf(struct sheaf_scenario *sc)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, run_sheaf_scenario, sc))
+		abort();
+	pthread_join(t, NULL);
+	fprintf(stderr, "  sheaves, ratio %lu: watermark %u, %u poor partial slabs, sheaf_refill %lu, "
+		"thrash_detected %lu, thrash_skip_partial %lu, alloc_slab %lu, from partial %lu\n",
+		sc->ratio, sc->watermark, sc->poor, sc->refilled, sc->detected, sc->skipped,
+		sc->new_slabs, sc->from_partial);
+	if (sc->error)
+		KT_FAIL("sheaves, ratio %lu: %s", sc->ratio, sc->what);
+	return !sc->error;
+}
+
+KTEST(sheaf_refills_detect_and_avoid_thrashing)
+{
+	NEEDS_SHEAVES(true);
+	struct sheaf_scenario sc = { .ratio = 20 };
+	if (!run_sheaf(&sc))
+		return;
+	KT_ASSERT_EQ(sc.watermark, 3);
+	/* Objects a refill took count as served: the refills went through the sheaf. */
+	KT_EXPECT(sc.refilled >= ALLOCS / 2);
+	KT_EXPECT(sc.detected >= 2);
+	KT_EXPECT(sc.skipped > 0);
+	KT_EXPECT(sc.from_partial < NSLABS - 1);
+	KT_EXPECT(sc.new_slabs >= (ALLOCS - 2 * (NSLABS - 1)) / 16);
+}
+
+KTEST(sheaf_refills_with_ratio_zero_use_every_partial_slab)
+{
+	NEEDS_SHEAVES(true);
+	struct sheaf_scenario sc = { .ratio = 0 };
+	if (!run_sheaf(&sc))
+		return;
+	KT_EXPECT(sc.detected == 0 && sc.skipped == 0);
+	KT_EXPECT(sc.from_partial == NSLABS - 1);
+}
+
 KTEST_MAIN(
-	if (slab_test_boot("mem=64M nr_cpus=2 slub_sheaves=0")) return 1;
+	if (slab_test_boot("mem=64M nr_cpus=2")) return 1;
 	if (!slab_test_is_slub()) {
 		printf("slab_thrash_ratio is a SLUB policy; back-end %s: skipped\n", slab_test_backend());
 		return 77;
