@@ -177,13 +177,19 @@ out:
 
 /* Run @sc in a new thread and print what it saw; false (the case failed, naming the
  * scenario) if it went wrong. */
-static bool run(struct scenario *sc)
+/* A new thread: its per-thread thrash state starts clean. */
+static void in_new_thread(void *(*fn)(void *), void *arg)
 {
 	pthread_t t;
 
-	if (pthread_create(&t, NULL, run_scenario, sc))
+	if (pthread_create(&t, NULL, fn, arg))
 		abort();
 	pthread_join(t, NULL);
+}
+
+static bool run(struct scenario *sc)
+{
+	in_new_thread(run_scenario, sc);
 	fprintf(stderr, "  ratio %lu cpu_partial %d: watermark %u, %u refills (first picked with "
 		"%u %u %u %u %u free), thrash_detected %lu, thrash_skip_partial %lu, alloc_slab %lu, "
 		"from partial %lu, picky refills %u (min %u free)\n", sc->ratio, sc->cpu_partial,
@@ -384,11 +390,7 @@ out:
 
 static bool run_sheaf(struct sheaf_scenario *sc)
 {
-	pthread_t t;
-
-	if (pthread_create(&t, NULL, run_sheaf_scenario, sc))
-		abort();
-	pthread_join(t, NULL);
+	in_new_thread(run_sheaf_scenario, sc);
 	fprintf(stderr, "  sheaves, ratio %lu: watermark %u, %u poor partial slabs, sheaf_refill %lu, "
 		"thrash_detected %lu, thrash_skip_partial %lu, alloc_slab %lu, from partial %lu\n",
 		sc->ratio, sc->watermark, sc->poor, sc->refilled, sc->detected, sc->skipped,
