@@ -19,6 +19,7 @@
  * freelist is NOT detected without checks (it would corrupt the freelist),
  * so it is not done here.  The slab-structure setups are SLUB's.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -191,6 +192,66 @@ KTEST(double_free_slab_freelist_head)
 		KT_ASSERT(cache_ok(s));
 		kmem_cache_destroy(s);
 	}
+}
+
+/*
+ * With consistency checks a double free is caught wherever the object is
+ * on its slab's freelist, not only at its head: such a cache keeps no free
+ * object anywhere else (no sheaf, no cpu slab), so the free walks the list.
+ * Without the walk the third free below links a in twice, and the next
+ * allocations hand it out twice.
+ */
+static void *free_in_thread(void *arg)
+{
+	void **x = arg;
+
+	kmem_cache_free(x[0], x[1]);
+	return NULL;
+}
+
+static void run_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, arg) == 0)
+		pthread_join(t, NULL);
+}
+
+/* A cache of 64-byte objects with consistency checks (no sheaves); NULL if not SLUB. */
+static struct kmem_cache *checked_cache(const char *name)
+{
+	if (!slab_test_is_slub())
+		return NULL;
+	return kmem_cache_create(name, 64, 0, SLAB_NO_MERGE | SLAB_CONSISTENCY_CHECKS, NULL);
+}
+
+KTEST(double_free_anywhere_on_the_freelist_with_checks)
+{
+	struct kmem_cache *s = checked_cache("bad_df_checks");
+	if (!slab_test_is_slub())
+		return;
+	KT_ASSERT(s);
+	KT_ASSERT_EQ(s->sheaf_capacity, 0);
+	void *a = kmem_cache_alloc(s, GFP), *b = kmem_cache_alloc(s, GFP), *c = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(a && b && c && virt_to_slab(a) == virt_to_slab(c));
+	kmem_cache_free(s, a);
+	kmem_cache_free(s, b);			/* a is second on the freelist now */
+	BAD(kmem_cache_free(s, a), "Object already free");
+	/* From another thread, and in a bulk free, the same. */
+	void *arg[2] = { s, a };
+	BAD(run_thread(free_in_thread, arg), "Object already free");
+	void *dup[2] = { c, a };
+	BAD(kmem_cache_free_bulk(s, 2, dup), "Object already free");
+	/* a, b and c are free once each: three allocations give three distinct objects. */
+	void *x = kmem_cache_alloc(s, GFP), *y = kmem_cache_alloc(s, GFP), *z = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(x && y && z && x != y && y != z && x != z);
+	kmem_cache_free(s, x);
+	kmem_cache_free(s, y);
+	kmem_cache_free(s, z);
+	KT_ASSERT(cache_ok(s));
+	unsigned long reports = kmem_report_count();
+	kmem_cache_destroy(s);
+	KT_ASSERT_EQ(kmem_report_count(), reports);
 }
 
 KTEST(double_free_in_fully_free_slab)
@@ -468,10 +529,9 @@ KTEST(bad_entries_in_bulk_free)
  */
 KTEST(bulk_free_naming_a_free_object_keeps_the_live_one)
 {
+	struct kmem_cache *s = checked_cache("bulk_dfree");
 	if (!slab_test_is_slub())
 		return;
-	struct kmem_cache *s = kmem_cache_create("bulk_dfree", 64, 0,
-						 SLAB_NO_MERGE | SLAB_CONSISTENCY_CHECKS, NULL);
 	KT_ASSERT(s);
 	unsigned int per = oo_objects(s->oo), n = 7 * per;
 	void **p = calloc(n, sizeof(void *)), **q = calloc(per, sizeof(void *));

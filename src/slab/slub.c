@@ -173,8 +173,7 @@ static void publish_slab(struct kmem_cache *s, struct slab *slab, unsigned int o
 	publish_slab_uncounted(slab);
 }
 
-static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
-			     void **freelist)
+struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, void **freelist)
 {
 	unsigned int objects;
 	struct slab *slab = allocate_slab(s, gfp, c, &objects);
@@ -209,7 +208,7 @@ void discard_slab_uncounted(struct slab *slab)
 	__free_pages(page, order);
 }
 
-static void discard_slab(struct kmem_cache *s, struct slab *slab)
+void discard_slab(struct kmem_cache *s, struct slab *slab)
 {
 	count_slabs(s, -1, -(long)ss_objects(slab_state(slab)),
 		    -(1L << compound_order(slab_page(slab))));
@@ -221,7 +220,7 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
  * the lock, so the stores are (relaxed) atomic: a plain store racing with
  * that load is a data race (TSan reports it).
  */
-static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
+void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
 {
 	__atomic_store_n(&n->nr_partial, n->nr_partial + 1, __ATOMIC_RELAXED);
 	if (tail)
@@ -456,6 +455,8 @@ void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	struct slab *slab = c->slab;
 	void *freelist;
 
+	if (unlikely(kmem_cache_debug(s)))
+		return alloc_single(s, gfp, c);
 	if (slab) {
 		/* Our lockless freelist ran dry: take what others freed meanwhile. */
 		freelist = get_freelist(s, slab, c);
@@ -520,7 +521,8 @@ static void *slab_alloc_unowned(struct kmem_cache *s, gfp_t gfp)
 
 	if (obj) {
 		/* Hand back the rest at once: nobody will own this slab. */
-		deactivate_slab(s, tmp.slab, tmp.freelist, NULL);
+		if (tmp.slab)
+			deactivate_slab(s, tmp.slab, tmp.freelist, NULL);
 		put_partials(s, tmp.partial, NULL);
 	}
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
@@ -580,6 +582,10 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 	bool was_frozen, frozen;
 	unsigned int inuse;
 
+	if (unlikely(kmem_cache_debug(s))) {
+		free_single_chain(s, slab, head, cnt, c);
+		return;
+	}
 	for (;;) {
 		if (unlikely(cnt > ss_inuse(old))) {
 			/* More frees than objects in use: double frees got this far (a sheaf). */
@@ -633,6 +639,14 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 		}
 		return;
 	}
+	file_freed_slab(s, slab, prior, inuse, c);
+}
+
+void file_freed_slab(struct kmem_cache *s, struct slab *slab, void *prior, unsigned int inuse,
+		     struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = &s->node;
+
 	if (!inuse && n->nr_partial >= s->min_partial) {
 		if (prior) {
 			remove_partial(n, slab);
@@ -644,6 +658,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 		return;
 	}
 	if (!prior) {
+		/* It was full (on no list): it has a free object now. */
 		add_partial(n, slab, true);
 		stat_s(s, c, FREE_ADD_PARTIAL, 1);
 	}

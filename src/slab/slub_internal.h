@@ -26,6 +26,33 @@ static inline struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
 	return &t->cpu[s->index];
 }
 
+/*
+ * A cache with debug flags (kernel kmem_cache_debug()): no sheaves, no cpu
+ * slab, no cpu partial slabs.  Every allocation and free goes one object at
+ * a time through the node list under list_lock, where the free can check
+ * the slab's freelist (slub_debug.c).
+ */
+static inline bool kmem_cache_debug(const struct kmem_cache *s)
+{
+	return !slub_has_cpu_partial(s->flags);
+}
+
+void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c);
+void free_single_chain(struct kmem_cache *s, struct slab *slab, void *head, unsigned int cnt,
+		       struct kmem_cache_cpu *c);
+/* Fill a new slab: ctor and free pointers; returns its first object (the freelist). */
+struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, void **freelist);
+void discard_slab(struct kmem_cache *s, struct slab *slab);
+/*
+ * After a free into an unfrozen @slab (list_lock held; @prior its freelist
+ * before, @inuse its objects in use after): back to the page allocator if
+ * empty and the node has min_partial slabs, onto the partial list if it was
+ * full.  Drops list_lock.
+ */
+void file_freed_slab(struct kmem_cache *s, struct slab *slab, void *prior, unsigned int inuse,
+		     struct kmem_cache_cpu *c);
+void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail);
+
 /* Pages for a new slab, with the kernel's order fallback; the slab is not set up yet. */
 struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
 			   unsigned int *objects);

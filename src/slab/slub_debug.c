@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SLUB for caches with debug flags (kernel kmem_cache_debug(): consistency
+ * checks, red zones, poisoning, owner tracking): one object at a time
+ * through the node partial list, under list_lock, as the kernel's
+ * alloc_single_from_partial(), alloc_single_from_new_slab() and
+ * free_to_partial_list().  No sheaf, cpu slab or cpu partial list holds a
+ * free object, so every free object is on its slab's freelist, and a free
+ * can tell a double free for certain by walking it (kernel on_freelist()).
+ *
+ * Slabs here are never frozen.  A slab with free objects is on the node
+ * partial list, a full one on no list (the kernel's full list, kept only
+ * for SLAB_STORE_USER, is not needed by validate here).
+ */
+#include "core/printk.h"
+#include "slab/slub_internal.h"
+
+/* Pop one object off @slab's freelist; list_lock held. */
+static void *take_one(struct kmem_cache *s, struct slab *slab)
+{
+	uint64_t st = slab_state(slab);
+	void *obj = ss_freelist(slab, st);
+	void *next = get_freepointer(s, obj);
+
+	atomic_store_explicit(&slab->state, ss_make(slab, next, ss_inuse(st) + 1, ss_objects(st), false),
+			      memory_order_release);
+	return obj;
+}
+
+void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = &s->node;
+	struct slab *slab;
+	void *obj, *freelist;
+
+	kmem_lock(&n->list_lock);
+	if (!list_empty(&n->partial)) {
+		slab = list_first_entry(&n->partial, struct slab, slab_list);
+		obj = take_one(s, slab);
+		if (!ss_freelist(slab, slab_state(slab)))
+			remove_partial(n, slab);
+		kmem_unlock(&n->list_lock);
+		stat_s(s, c, ALLOC_FROM_PARTIAL, 1);
+		return obj;
+	}
+	kmem_unlock(&n->list_lock);
+
+	slab = new_slab(s, gfp, c, &freelist);
+	if (!slab)
+		return NULL;
+	stat_s(s, c, ALLOC_SLAB, 1);
+	uint64_t st = slab_state(slab);
+	obj = freelist;
+	freelist = get_freepointer(s, obj);
+	/* new_slab() hands the slab over frozen with all its objects: keep one, file the rest. */
+	kmem_lock(&n->list_lock);
+	atomic_store_explicit(&slab->state, ss_make(slab, freelist, 1, ss_objects(st), false),
+			      memory_order_release);
+	if (freelist)
+		add_partial(n, slab, false);
+	kmem_unlock(&n->list_lock);
+	return obj;
+}
+
+/* Is @x on @slab's freelist?  Bounded by the free count, so a corrupt (cyclic) list ends. */
+static bool on_freelist(struct kmem_cache *s, struct slab *slab, uint64_t st, const void *x)
+{
+	unsigned int left = ss_objects(st) - ss_inuse(st);
+
+	for (void *f = ss_freelist(slab, st); f && left; left--, f = get_freepointer(s, f)) {
+		if (f == x)
+			return true;
+		if (!slab_obj_valid(s, slab, f)) {
+			kmem_report("BUG %s (Not tainted): Freepointer corrupt\n"
+				    "INFO: Slab %p: free pointer %p is not an object of it\n",
+				    s->name, (void *)slab, f);
+			return false;
+		}
+	}
+	return false;
+}
+
+/* Free @x to @slab, checked (kernel free_to_partial_list()); list_lock not held. */
+static void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = &s->node;
+
+	kmem_lock(&n->list_lock);
+	uint64_t st = slab_state(slab);
+	if (unlikely(!ss_inuse(st) || on_freelist(s, slab, st, x))) {
+		kmem_unlock(&n->list_lock);
+		report_double_free(s, x);
+		return;
+	}
+	void *prior = ss_freelist(slab, st);
+	unsigned int inuse = ss_inuse(st) - 1;
+
+	set_freepointer(s, x, prior);
+	atomic_store_explicit(&slab->state, ss_make(slab, x, inuse, ss_objects(st), false),
+			      memory_order_release);
+	file_freed_slab(s, slab, prior, inuse, c);
+}
+
+void free_single_chain(struct kmem_cache *s, struct slab *slab, void *head, unsigned int cnt,
+		       struct kmem_cache_cpu *c)
+{
+	void *x = head;
+
+	for (unsigned int i = 0; i < cnt; i++) {
+		/* The chain's link is the free pointer free_single() rewrites: read it first. */
+		void *next = i + 1 < cnt ? get_freepointer(s, x) : NULL;
+		free_single(s, slab, x, c);
+		x = next;
+	}
+}
