@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "ktest.h"
+#include "lib/kt_util.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define KMEM_TEST_SANITIZED 1
@@ -1096,6 +1097,17 @@ KTEST(foreign_pointers)
 	KT_EXPECT(stack_buf[0] == 0x1d && stack_buf[255] == 0x1d);
 	KT_EXPECT(k_usable(static_buf) == 0);
 
+	/* Its size is unknown: the copy stops at the end of its page, and kmem says so. */
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	unsigned char *g = k_realloc(m + 4096 - 16, 100), *g2 = k_realloc(m + 2 * 4096 - 16, 100);
+	char *out = kt_capture_end(&cap);
+	KT_ASSERT(g && g2);
+	KT_EXPECT(g[0] == 0x6b && g[15] == 0x6b && g2[15] == 0x6b);
+	KT_EXPECT(strstr(out, "16 bytes copied (to the end of its page)"));
+	free(out);
+	k_free(g);
+	k_free(g2);
 	/* realloc of a foreign pointer moves it into kmem with what it held. */
 	unsigned char *r = k_realloc(static_buf, 100);
 	KT_ASSERT(r != NULL);

@@ -175,8 +175,14 @@ MALLOC_API void *realloc(void *p, size_t size)
 		 * the old block alone.
 		 */
 		size_t to_page_end = 4096 - ((uintptr_t)p & 4095);
+		static atomic_uint warned;
 		memcpy(q, p, size < to_page_end ? size : to_page_end);
 		atomic_fetch_add_explicit(&foreign_frees, 1, memory_order_relaxed);
+		/* Maybe not all of it: say so rather than lose data silently (the first 10 times). */
+		if (size > to_page_end && atomic_fetch_add_explicit(&warned, 1, memory_order_relaxed) < 10)
+			pr_warn("realloc(%p, %zu): not a block kmem handed out (made before it took over?); "
+				"its size is unknown, %zu bytes copied (to the end of its page)\n",
+				p, size, to_page_end);
 	}
 	return q;
 }

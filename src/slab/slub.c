@@ -923,11 +923,14 @@ static void slub_cache_release(struct kmem_cache *s)
 	shrink_node(s, false);
 	long slabs = atomic_load(&s->node.nr_slabs);
 	if (slabs) {
+		/* Every thread has let go: the free objects left are on the node's slabs. */
+		struct slabinfo info;
+		slub_get_slabinfo(s, &info);
 		kmem_warn("mm/slab_common.c:kmem_cache_destroy",
 			  "kmem_cache_destroy %s: Slab cache still has objects when called from kmem_cache_destroy\n"
 			  "BUG %s (Not tainted): Objects remaining in %s on __kmem_cache_shutdown()\n"
-			  "INFO: %ld slab(s) with %ld objects still allocated; the cache is kept\n",
-			  s->name, s->name, s->name, slabs, atomic_load(&s->node.total_objects));
+			  "INFO: %lu object(s) still allocated in %ld slab(s); the cache is kept\n",
+			  s->name, s->name, s->name, info.active_objs, slabs);
 		return;
 	}
 	extern void kmem_cache_free_struct(struct kmem_cache *s);
