@@ -958,6 +958,16 @@ void slub_cache_destroy(struct kmem_cache *s)
 
 /* ---- statistics and introspection ---------------------------------- */
 
+/*
+ * Every live thread's slot @c for @s (threads that use it), registry node
+ * @r; slub_threads_lock held.  A break in the body ends only the current
+ * thread's turn: use a condition instead.
+ */
+#define for_each_thread_slot(r, c, s)						\
+	list_for_each_entry(r, &slub_threads, node)				\
+		for (struct kmem_cache_cpu *c = &(r)->t->cpu[(s)->index];	\
+		     c && __atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) == (s); c = NULL)
+
 const char *const slub_stat_names[NR_SLUB_STAT_ITEMS] = {
 	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "free_frozen",
 	"free_add_partial", "free_remove_partial", "alloc_from_partial", "alloc_slab",
@@ -979,10 +989,7 @@ unsigned long slub_stat_sum(struct kmem_cache *s, enum stat_item si, unsigned lo
 	int n = 0;
 
 	kmem_lock(&slub_threads_lock);
-	list_for_each_entry(r, &slub_threads, node) {
-		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
-		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) != s)
-			continue;
+	for_each_thread_slot(r, c, s) {
 		unsigned long v = __atomic_load_n(&c->stat[si], __ATOMIC_RELAXED);
 		sum += v;
 		if (per_thread && n < max_threads)
@@ -1039,10 +1046,7 @@ void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 	info->active_slabs = info->num_slabs;
 
 	kmem_lock(&slub_threads_lock);
-	list_for_each_entry(r, &slub_threads, node) {
-		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
-		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) != s)
-			continue;
+	for_each_thread_slot(r, c, s) {
 		if (__atomic_load_n(&c->slab, __ATOMIC_RELAXED))
 			info->cpu_slabs++;
 		struct slab *p = __atomic_load_n(&c->partial, __ATOMIC_RELAXED);
@@ -1060,14 +1064,11 @@ int slub_cpu_partial_per_thread(struct kmem_cache *s, unsigned int *slabs, int m
 	int n = 0;
 
 	kmem_lock(&slub_threads_lock);
-	list_for_each_entry(r, &slub_threads, node) {
-		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
-		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) != s)
-			continue;
-		if (n >= max_threads)
-			break;
-		struct slab *p = __atomic_load_n(&c->partial, __ATOMIC_RELAXED);
-		slabs[n++] = p ? (unsigned int)p->slabs : 0;
+	for_each_thread_slot(r, c, s) {
+		if (n < max_threads) {
+			struct slab *p = __atomic_load_n(&c->partial, __ATOMIC_RELAXED);
+			slabs[n++] = p ? (unsigned int)p->slabs : 0;
+		}
 	}
 	kmem_unlock(&slub_threads_lock);
 	return n;
