@@ -371,6 +371,45 @@ KTEST(kfree_of_page_allocator_pages)
 	KT_ASSERT(kmalloc_ok());
 }
 
+/*
+ * SLUB finds an object's slab through the page map word of the object's
+ * page (its distance from the slab's head page).  Every page of a slab
+ * must lead to the head, and once the slab is discarded none may: its
+ * pages can become anything, and a stale word would make a later free of
+ * a pointer into them look like a free into whatever slab starts there.
+ */
+KTEST(page_map_leads_to_the_head_and_is_cleared_with_the_slab)
+{
+	struct kmem_cache *s = new_cache("bad_map", 1024);
+	KT_ASSERT(s);
+	unsigned int per = oo_objects(s->oo);
+	void *objs[64];
+	KT_ASSERT(per <= 64 && oo_order(s->oo) >= 1);
+	for (unsigned int i = 0; i < per; i++)
+		KT_ASSERT((objs[i] = kmem_cache_alloc(s, GFP)) != NULL);
+	struct slab *slab = virt_to_slab(objs[0]);
+	KT_ASSERT(slab);
+	char *base = slab_address(slab);
+	unsigned int pages = 1u << compound_order(slab_page(slab));
+	KT_ASSERT_EQ(pages, 1u << oo_order(s->oo));
+	for (unsigned int i = 0; i < per; i++)
+		if ((char *)objs[i] >= base && (char *)objs[i] < base + pages * PAGE_SIZE)
+			KT_ASSERT(virt_to_slab(objs[i]) == slab);
+	for (unsigned int i = 0; i < pages; i++) {
+		KT_ASSERT(virt_to_slab(base + i * PAGE_SIZE + 8) == slab);
+		KT_ASSERT(page_map_get(base + i * PAGE_SIZE) != 0);
+	}
+	for (unsigned int i = 0; i < per; i++)
+		kmem_cache_free(s, objs[i]);
+	kmem_cache_shrink(s);
+	KT_ASSERT(!PageSlab(virt_to_page(base)));
+	for (unsigned int i = 0; i < pages; i++) {
+		KT_ASSERT_EQ(page_map_get(base + i * PAGE_SIZE), 0);
+		KT_ASSERT(virt_to_slab(base + i * PAGE_SIZE) == NULL);
+	}
+	kmem_cache_destroy(s);
+}
+
 KTEST(destroy_with_live_objects)
 {
 	struct kmem_cache *s = new_cache("bad_leaky", 300);

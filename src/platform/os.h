@@ -32,6 +32,23 @@ _Noreturn void os_abort(void);
 typedef void (*os_thread_exit_fn)(void *arg);
 int os_thread_exit_key_create(pthread_key_t *key, os_thread_exit_fn fn);
 
+/*
+ * True while the process has a single thread (glibc's __libc_single_threaded:
+ * pthread_create clears it before the second thread exists, so the only
+ * thread never sees it change under its feet).  Slow paths then do their
+ * read-modify-writes of shared words with plain loads and stores, as glibc's
+ * malloc skips its arena lock: a locked instruction is a full barrier, and
+ * random frees take a cache miss on each one.  Without the variable (another
+ * libc) the answer is always false.  Threads made with a raw clone() that
+ * call malloc break this, as they break glibc's malloc.
+ */
+extern char __libc_single_threaded __attribute__((weak));
+
+static inline bool os_single_threaded(void)
+{
+	return &__libc_single_threaded && __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
+}
+
 /* Locks: a mutex for slow paths, never taken on a fast path. */
 typedef struct {
 	pthread_mutex_t m;

@@ -146,7 +146,7 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&slab->obj_span, *objects * s->size, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < (1u << oo_order(oo)); i++)
-		page_map_set(page + i, slab_slot_offset(s->index));
+		page_map_set(page + i, slab_map_word(s->index, i));
 	return slab;
 }
 
@@ -205,6 +205,9 @@ void discard_slab_uncounted(struct slab *slab)
 
 	page_clear_flag(page, PG_slab);
 	memset(&slab->slab_cache, 0, sizeof(*slab) - offsetof(struct slab, slab_cache));
+	/* Its pages may become anything: their map words must not lead to a head. */
+	for (unsigned int i = 0; i < (1u << order); i++)
+		page_map_set(page + i, 0);
 	__free_pages(page, order);
 }
 
@@ -243,9 +246,7 @@ static void *get_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_c
 	do {
 		void *fl = ss_freelist(slab, old);
 		new = ss_make(slab, NULL, ss_objects(old), ss_objects(old), fl != NULL);
-	} while (!atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
-							 memory_order_acq_rel,
-							 memory_order_acquire) &&
+	} while (!slab_state_cmpxchg(slab, &old, new) &&
 		 (stat_s(s, c, CMPXCHG_DOUBLE_FAIL, 1), 1));
 	return ss_freelist(slab, old);
 }
@@ -257,9 +258,7 @@ static uint64_t slab_set_frozen(struct slab *slab, bool frozen)
 
 	do {
 		new = frozen ? (old | SS_FROZEN) : (old & ~SS_FROZEN);
-	} while (!atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
-							 memory_order_acq_rel,
-							 memory_order_acquire));
+	} while (!slab_state_cmpxchg(slab, &old, new));
 	return new;
 }
 
@@ -339,9 +338,7 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 			set_freepointer(s, tail, prior);
 		new = ss_make(slab, freelist ? freelist : prior, ss_inuse(old) - cnt,
 			      ss_objects(old), false);
-	} while (!atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
-							 memory_order_acq_rel,
-							 memory_order_acquire));
+	} while (!slab_state_cmpxchg(slab, &old, new));
 
 	bool discard = false;
 	if (!ss_inuse(new)) {
@@ -619,9 +616,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 		}
 		set_freepointer(s, tail, prior);
 		new = ss_make(slab, head, inuse, ss_objects(old), frozen);
-		if (atomic_compare_exchange_weak_explicit(&slab->state, &old, new,
-							  memory_order_acq_rel,
-							  memory_order_acquire))
+		if (slab_state_cmpxchg(slab, &old, new))
 			break;
 		stat_s(s, c, CMPXCHG_DOUBLE_FAIL, 1);
 	}
