@@ -133,6 +133,21 @@ static void child_bulk_oom(void)
 	if (per_slab)
 		KT_EXPECT(got == per_slab - 1);
 	KT_EXPECT(slab_disjoint(p, got, SIZE));
+
+	/* 3. A small bulk (object by object in SLUB) is all or nothing too:
+	 * with two objects free and no memory, a bulk of 3 fails and both stay allocatable. */
+	KT_ASSERT(got >= 2);
+	void *two[2] = { p[got - 1], p[got - 2] }, *q[3] = { NULL, NULL, NULL };
+	kmem_cache_free(s, two[0]);
+	kmem_cache_free(s, two[1]);
+	got -= 2;
+	KT_EXPECT(kmem_cache_alloc_bulk(s, GFP | __GFP_NOWARN, 3, q) == 0);
+	KT_EXPECT(kmem_cache_alloc_bulk(s, GFP | __GFP_NOWARN, 2, q) == 2);
+	KT_EXPECT(q[0] && q[1] && q[0] != q[1]);
+	KT_EXPECT((q[0] == two[0] || q[0] == two[1]) && (q[1] == two[0] || q[1] == two[1]));
+	KT_EXPECT(kmem_cache_alloc(s, GFP | __GFP_NOWARN) == NULL);
+	kmem_cache_free_bulk(s, 2, q);
+
 	for (size_t i = 0; i < got; i++)
 		kmem_cache_free(s, p[i]);
 	kmem_cache_free(s, first);

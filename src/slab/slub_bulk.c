@@ -81,10 +81,30 @@ unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu
 	return i;
 }
 
+/*
+ * Bulks of a few objects go one by one through the single-object fast
+ * paths.  A bulk call has a fixed cost (hot word settled, arrays moved,
+ * counters, calls three deep) that a handful of objects cannot pay back:
+ * bench_slab_bulk, bulk 1, took 328 instructions and 19-29 ns a round
+ * trip, against about 5 ns for the single pair; by 8 objects bulk wins.
+ */
+#define SLUB_BULK_SINGLE	4
+
 int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	if (unlikely(kmem_boot()))
 		return 0;
+	if (size <= SLUB_BULK_SINGLE) {
+		for (size_t i = 0; i < size; i++) {
+			if (unlikely(!(p[i] = slub_alloc(s, gfp)))) {
+				/* All or nothing. */
+				while (i--)
+					slub_free(s, NULL, p[i]);
+				return 0;
+			}
+		}
+		return (int)size;
+	}
 	struct kmem_cache_cpu *c = this_cpu_slot(s);
 	size_t i;
 
@@ -413,6 +433,12 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 
 void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {
+	if (s && size <= SLUB_BULK_SINGLE) {
+		for (size_t i = 0; i < size; i++)
+			if (p[i])	/* holes are allowed, as in the kernel */
+				slub_free(s, NULL, p[i]);
+		return;
+	}
 	struct kmem_cache_cpu *c = s ? this_cpu_slot(s) : NULL;
 
 	if (!c && s && s->sheaf_capacity)
