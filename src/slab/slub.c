@@ -754,9 +754,26 @@ static void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 
 static void slub_cache_release(struct kmem_cache *s);
 
-/* Fold a slot's counters into the cache and let go of it. */
-static void retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+/*
+ * A slot is retired by its own thread when it exits, or by
+ * kmem_cache_destroy() from another thread; ->cache goes from the cache to
+ * SLOT_RETIRING with a CAS, so exactly one of them does it.  Readers that
+ * look for slots of a cache skip it meanwhile.
+ */
+#define SLOT_RETIRING	((struct kmem_cache *)1)
+
+/*
+ * Fold a slot's counters into the cache and let go of it.  True if this
+ * dropped the cache's last reference: the caller releases it, after any
+ * lock it holds (slub_cache_release() takes slub_threads_lock).
+ */
+static bool retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
+	struct kmem_cache *expected = s;
+
+	if (!__atomic_compare_exchange_n(&c->cache, &expected, SLOT_RETIRING, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
 	flush_cpu_slot(s, c);
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
 		unsigned int v = __atomic_load_n(&c->stat[i], __ATOMIC_RELAXED);
@@ -766,8 +783,7 @@ static void retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	}
 	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
 	/* Whoever drops the last reference releases: one RMW decides (see destroy). */
-	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
-		slub_cache_release(s);
+	return atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1;
 }
 
 void slub_flush_this_thread(struct kmem_cache *s)
@@ -786,9 +802,10 @@ static void slub_thread_exit(void *arg)
 
 	for (unsigned int i = 0; i < nr; i++) {
 		struct kmem_cache *s = __atomic_load_n(&t->cpu[i].cache, __ATOMIC_ACQUIRE);
-		if (s)
-			retire_cpu_slot(s, &t->cpu[i]);
+		if (s && s != SLOT_RETIRING && retire_cpu_slot(s, &t->cpu[i]))
+			slub_cache_release(s);
 	}
+	/* After this no kmem_cache_destroy() can be retiring one of our slots: they go. */
 	kmem_lock(&slub_threads_lock);
 	list_del(&h->reg.node);
 	kmem_unlock(&slub_threads_lock);
@@ -932,27 +949,6 @@ static void slub_cache_release(struct kmem_cache *s)
 	kmem_cache_free_struct(s);
 }
 
-void slub_cache_destroy(struct kmem_cache *s)
-{
-	struct kmem_cache_cpu *c = this_cpu_slot(s);
-
-	__atomic_store_n(&s->dying, true, __ATOMIC_RELEASE);
-	/*
-	 * Other threads keep their slots until they exit; the last one releases.
-	 * nr_thread_users holds one reference for the cache itself (taken in
-	 * slub_cache_create), dropped here: a thread exiting right now cannot
-	 * see the count reach 0 and release too (it used to test "count was 1"
-	 * and "dying" separately, so an exit between the dying store and the
-	 * destroyer's own increment released the cache twice).
-	 */
-	if (c)
-		retire_cpu_slot(s, c);
-	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
-		slub_cache_release(s);
-}
-
-/* ---- statistics and introspection ---------------------------------- */
-
 /*
  * Every live thread's slot @c for @s (threads that use it), registry node
  * @r; slub_threads_lock held.  A break in the body ends only the current
@@ -962,6 +958,36 @@ void slub_cache_destroy(struct kmem_cache *s)
 	list_for_each_entry(r, &slub_threads, node)				\
 		for (struct kmem_cache_cpu *c = &(r)->t->cpu[(s)->index];	\
 		     c && __atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) == (s); c = NULL)
+
+void slub_cache_destroy(struct kmem_cache *s)
+{
+	struct slub_thread_node *r;
+
+	__atomic_store_n(&s->dying, true, __ATOMIC_RELEASE);
+	/*
+	 * As the kernel flushes every CPU's sheaves and slabs before it looks
+	 * for objects left: the caller guarantees that nobody uses @s any more,
+	 * so every thread's slot for it is idle and is retired from here, and
+	 * the objects those threads had cached are free again before the check.
+	 * Under slub_threads_lock a thread cannot finish exiting (unmap its
+	 * slots); one that is exiting right now retires each slot or leaves it
+	 * to us (retire_cpu_slot()).
+	 */
+	kmem_lock(&slub_threads_lock);
+	for_each_thread_slot(r, c, s)
+		(void)retire_cpu_slot(s, c);	/* never the last: the cache's own reference is held */
+	kmem_unlock(&slub_threads_lock);
+	/*
+	 * nr_thread_users holds one reference for the cache itself (taken in
+	 * slub_cache_create), dropped here: whoever drops the last one releases,
+	 * once (an exiting thread may still hold its slot's reference).
+	 */
+	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
+		slub_cache_release(s);
+}
+
+
+/* ---- statistics and introspection ---------------------------------- */
 
 const char *const slub_stat_names[NR_SLUB_STAT_ITEMS] = {
 	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "free_frozen",
