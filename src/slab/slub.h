@@ -366,11 +366,12 @@ void slub_flush_this_thread(struct kmem_cache *s);
 /* The slab of @x, NULL if @x is in no slab; through the page map (slab_map_word()). */
 static inline struct slab *virt_to_slab(const void *x)
 {
-	uintptr_t off = (uintptr_t)x - (uintptr_t)mm_model.base;
+	unsigned long idx = ((uintptr_t)x - (uintptr_t)mm_model.base) >> PAGE_SHIFT;
 
-	if (unlikely((off >> PAGE_SHIFT) >= mm_online_pages()))
+	if (unlikely(idx >= mm_online_pages()))
 		return NULL;
-	struct page *head = slab_map_head(mm_model.mem_map + (off >> PAGE_SHIFT), page_map_get(x));
+	uint32_t word = __atomic_load_n(&mm_model.page_map[idx], __ATOMIC_RELAXED);
+	struct page *head = mm_model.mem_map + (idx - (word >> SLAB_MAP_HEAD_SHIFT));
 
 	if (unlikely(!PageSlab(head)))
 		return NULL;
