@@ -120,6 +120,25 @@ KTEST(free_to_wrong_cache)
 	BAD(kmem_cache_free(b, x), "Wrong slab cache. bad_wrong_b but object is from bad_wrong_a");
 	/* Not freed: still a's, contents intact. */
 	KT_ASSERT_EQ(slab_check(x, 128, 1), 0);
+	/*
+	 * Again with b's per-thread state in use and room in its sheaf: the
+	 * fast path looks the slab up, sees the cache differ and leaves it to
+	 * the slow path, which must check the cache too (it once took the slab
+	 * it was given on trust and pushed x into b's sheaf).  Single and in a
+	 * small bulk (object by object).
+	 */
+	void *y = kmem_cache_alloc(b, GFP);
+	KT_ASSERT(y);
+	kmem_cache_free(b, y);
+	y = kmem_cache_alloc(b, GFP);
+	BAD(kmem_cache_free(b, x), "Wrong slab cache. bad_wrong_b but object is from bad_wrong_a");
+	void *one[1] = { x };
+	BAD(kmem_cache_free_bulk(b, 1, one), "Wrong slab cache. bad_wrong_b but object is from bad_wrong_a");
+	void *z = kmem_cache_alloc(b, GFP);
+	KT_EXPECT(z != x);
+	kmem_cache_free(b, z);
+	kmem_cache_free(b, y);
+	KT_ASSERT_EQ(slab_check(x, 128, 1), 0);
 	KT_ASSERT(cache_ok(a) && cache_ok(b));
 	KT_ASSERT_EQ(slab_check(x, 128, 1), 0);
 	kmem_cache_free(a, x);

@@ -978,6 +978,69 @@ KTEST(double_free_into_a_fully_free_slab)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * A double free deeper than the top two of main is not caught when it is
+ * pushed (as in the kernel).  When the flush of the first copy empties the
+ * slab and the slab goes back to the page allocator, the second copy finds
+ * no slab: it is reported, not followed into whatever the page is now.
+ */
+KTEST(double_free_whose_slab_went_back_meanwhile)
+{
+	struct kmem_cache *s = kmem_cache_create("kt_sheaf_df_gone", 800, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	unsigned int k = oo_objects(s->oo);
+	KT_ASSERT(k >= 2 && 3 * k <= 200 && s->sheaf_capacity >= k + 2);
+	/* Empty slabs go back at once, and none waits on a per-thread list. */
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_sheaf_df_gone/cpu_partial", "0") == 0);
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_sheaf_df_gone/min_partial", "0") == 0);
+	alloc_n(s, objs, 3 * k);
+
+	/* A slab all of whose objects we hold, not the cpu slab; b from another. */
+	struct slab *a = NULL;
+	for (unsigned int i = 0; i < 3 * k && !a; i++) {
+		struct slab *sl = virt_to_slab(objs[i]);
+		unsigned int held = 0;
+		for (unsigned int j = 0; j < 3 * k; j++)
+			held += virt_to_slab(objs[j]) == sl;
+		if (held == k && sl != my_slot(s)->slab)
+			a = sl;
+	}
+	KT_ASSERT(a);
+	void *in_a[64], *b = NULL, *rest[200];
+	unsigned int na = 0, nrest = 0;
+	for (unsigned int i = 0; i < 3 * k; i++) {
+		if (virt_to_slab(objs[i]) == a)
+			in_a[na++] = objs[i];
+		else if (!b)
+			b = objs[i];
+		else
+			rest[nrest++] = objs[i];
+	}
+	KT_ASSERT(na == k && b);
+	/* Main empty, so the k + 2 frees below all land in it. */
+	void *drain[200];
+	int nd = main_count(s);
+	alloc_n(s, drain, nd);
+	KT_ASSERT(main_count(s) == 0);
+
+	for (unsigned int i = 0; i < k; i++)
+		kmem_cache_free(s, in_a[i]);
+	kmem_cache_free(s, b);
+	unsigned long reports = kmem_report_count();
+	kmem_cache_free(s, in_a[0]);		/* deep in main: not seen here */
+	KT_EXPECT(kmem_report_count() == reports);
+	KT_EXPECT(main_count(s) == (int)k + 2);
+
+	/* The flush frees the k (the slab goes back), b, then finds in_a[0] slabless. */
+	KT_ASSERT_ONE_REPORT(kmem_cache_shrink(s), "its slab was freed meanwhile");
+	KT_EXPECT(!PageSlab(virt_to_page(in_a[0])));
+	free_n(s, rest, (int)nrest);
+	free_n(s, drain, nd);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	KT_EXPECT(kmem_report_count() == reports + 1);
+	kmem_cache_destroy(s);
+}
+
 KTEST(double_kfree_on_top_of_a_sheaf)
 {
 	struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(OBJ)];

@@ -29,6 +29,8 @@ static kmem_lock_t slub_threads_lock = KMEM_LOCK_INIT;
 struct slub_thread_node {
 	struct list_head node;
 	struct slub_thread *t;
+	/* Slots kmem_cache_destroy() is flushing: the thread must not unmap them yet. */
+	atomic_int busy;
 };
 static struct list_head slub_threads = LIST_HEAD_INIT(slub_threads);
 static atomic_uint next_cache_index = 1;	/* slot 0 is no cache's (struct slub_thread) */
@@ -101,6 +103,13 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 	}
 	struct kmem_cache_cpu *c = &t->cpu[s->index];
 	if (unlikely(c->cache != s)) {
+		/*
+		 * Destroyed (its leaked objects may still be freed): no new slot,
+		 * whose exit would release the cache again.  Callers cope with
+		 * NULL, as for an exiting thread.
+		 */
+		if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_ACQUIRE)))
+			return NULL;
 		memset(c, 0, offsetof(struct kmem_cache_cpu, stat));
 		__atomic_store_n(&c->cache, s, __ATOMIC_RELEASE);
 		atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
@@ -682,12 +691,16 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 						     "not an object of any cache; not freed");
 			return;
 		}
-		if (unlikely(slab->slab_cache != s)) {
-			kmem_warn("mm/slab.h:cache_from_obj",
-				  "cache_from_obj: Wrong slab cache. %s but object is from %s; not freed\n",
-				  s->name, slab->slab_cache->name);
-			return;
-		}
+	}
+	/*
+	 * Also when the fast path looked the slab up for kmem_cache_free():
+	 * it comes here when one of its checks failed, that one included.
+	 */
+	if (unlikely(slab->slab_cache != s)) {
+		kmem_warn("mm/slab.h:cache_from_obj",
+			  "cache_from_obj: Wrong slab cache. %s but object is from %s; not freed\n",
+			  s->name, slab->slab_cache->name);
+		return;
 	}
 	struct kmem_cache_cpu *c = this_cpu_slot(s);
 	/* A thread that only frees (a consumer) gets sheaves too. */
@@ -762,18 +775,21 @@ static void slub_cache_release(struct kmem_cache *s);
  */
 #define SLOT_RETIRING	((struct kmem_cache *)1)
 
-/*
- * Fold a slot's counters into the cache and let go of it.  True if this
- * dropped the cache's last reference: the caller releases it, after any
- * lock it holds (slub_cache_release() takes slub_threads_lock).
- */
-static bool retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+static bool claim_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct kmem_cache *expected = s;
 
-	if (!__atomic_compare_exchange_n(&c->cache, &expected, SLOT_RETIRING, false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return false;
+	return __atomic_compare_exchange_n(&c->cache, &expected, SLOT_RETIRING, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/*
+ * Flush a claimed slot, fold its counters into the cache and let go of it.
+ * True if this dropped the cache's last reference: the caller releases it,
+ * after any lock it holds (slub_cache_release() takes slub_threads_lock).
+ */
+static bool finish_retire(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
 	flush_cpu_slot(s, c);
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
 		unsigned int v = __atomic_load_n(&c->stat[i], __ATOMIC_RELAXED);
@@ -784,6 +800,11 @@ static bool retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
 	/* Whoever drops the last reference releases: one RMW decides (see destroy). */
 	return atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1;
+}
+
+static bool retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	return claim_cpu_slot(s, c) && finish_retire(s, c);
 }
 
 void slub_flush_this_thread(struct kmem_cache *s)
@@ -805,10 +826,13 @@ static void slub_thread_exit(void *arg)
 		if (s && s != SLOT_RETIRING && retire_cpu_slot(s, &t->cpu[i]))
 			slub_cache_release(s);
 	}
-	/* After this no kmem_cache_destroy() can be retiring one of our slots: they go. */
+	/* After this no kmem_cache_destroy() can claim one of our slots ... */
 	kmem_lock(&slub_threads_lock);
 	list_del(&h->reg.node);
 	kmem_unlock(&slub_threads_lock);
+	/* ... and once those it claimed are flushed, they go. */
+	while (atomic_load_explicit(&h->reg.busy, memory_order_acquire))
+		os_sleep_us(20);
 	slub_this = &slub_thread_none;
 	slub_thread_state = SLUB_THREAD_DEAD;
 	munmap(h, sizeof(*h));
@@ -969,14 +993,33 @@ void slub_cache_destroy(struct kmem_cache *s)
 	 * for objects left: the caller guarantees that nobody uses @s any more,
 	 * so every thread's slot for it is idle and is retired from here, and
 	 * the objects those threads had cached are free again before the check.
-	 * Under slub_threads_lock a thread cannot finish exiting (unmap its
-	 * slots); one that is exiting right now retires each slot or leaves it
-	 * to us (retire_cpu_slot()).
+	 * Slots are claimed under slub_threads_lock, a batch at a time, and
+	 * flushed outside it (a flush frees pages, which may take a while, and
+	 * must not hold up other threads' first allocations); the owner's
+	 * registry node counts them busy, so an exiting thread waits before it
+	 * unmaps them.  A thread exiting right now claims each slot itself or
+	 * leaves it to us.
 	 */
-	kmem_lock(&slub_threads_lock);
-	for_each_thread_slot(r, c, s)
-		(void)retire_cpu_slot(s, c);	/* never the last: the cache's own reference is held */
-	kmem_unlock(&slub_threads_lock);
+	enum { BATCH = 32 };
+	struct { struct slub_thread_node *r; struct kmem_cache_cpu *c; } claimed[BATCH];
+	int n;
+
+	do {
+		n = 0;
+		kmem_lock(&slub_threads_lock);
+		for_each_thread_slot(r, c, s) {
+			if (n < BATCH && claim_cpu_slot(s, c)) {
+				atomic_fetch_add_explicit(&r->busy, 1, memory_order_relaxed);
+				claimed[n].r = r;
+				claimed[n++].c = c;
+			}
+		}
+		kmem_unlock(&slub_threads_lock);
+		for (int i = 0; i < n; i++) {
+			(void)finish_retire(s, claimed[i].c);	/* never the last: the cache's own reference is held */
+			atomic_fetch_sub_explicit(&claimed[i].r->busy, 1, memory_order_release);
+		}
+	} while (n == BATCH);
 	/*
 	 * nr_thread_users holds one reference for the cache itself (taken in
 	 * slub_cache_create), dropped here: whoever drops the last one releases,
@@ -1177,4 +1220,15 @@ void slub_fork_child(void)
 {
 	sheaf_fork_child();
 	kmem_lock_init(&slub_threads_lock);
+	/*
+	 * The other threads do not exist here.  Their slots may have been
+	 * caught mid-update (the fast paths take no lock), so nothing may
+	 * flush them: off the registry, leaked with their objects, as they
+	 * always were.  Only statistics and destroy walk the registry.
+	 */
+	struct list_head *own = slub_thread_live() ?
+		&container_of(slub_this, struct slub_thread_hdr, t)->reg.node : NULL;
+	INIT_LIST_HEAD(&slub_threads);
+	if (own)
+		list_add(own, &slub_threads);
 }

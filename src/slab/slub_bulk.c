@@ -496,14 +496,17 @@ static inline bool slab_free_quick(struct kmem_cache *s, struct slab *slab, void
 	uint64_t f = ((uint64_t)((char *)head - base) >> 3) + 1;
 	uint64_t old = slab_state(slab), new;
 
-	do {
+	for (;;) {
 		if (ss_inuse(old) <= cnt || !(old & (SS_FROZEN | free_bits)))
 			return false;
 		uint64_t prior = (old >> SS_FREE_SHIFT) & SS_FREE_MASK;
 		set_freepointer(s, tail, prior ? base + ((prior - 1) << 3) : NULL);
 		/* inuse is the low field: a subtraction cannot borrow past it. */
 		new = ((old & ~free_bits) | (f << SS_FREE_SHIFT)) - ((uint64_t)cnt << SS_INUSE_SHIFT);
-	} while (!slab_state_cmpxchg(slab, &old, new));
+		if (slab_state_cmpxchg(slab, &old, new))
+			break;
+		stat_s(s, c, CMPXCHG_DOUBLE_FAIL, 1);
+	}
 	if (ss_frozen(old))
 		stat_s(s, c, FREE_FROZEN, 1);
 	return true;
@@ -523,6 +526,18 @@ void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t
 
 		flush_prefetch(s, p, n, i);
 		struct slab *slab = object_slab(x);
+		if (unlikely(!PageSlab(slab_page(slab)) || slab->slab_cache != s)) {
+			/*
+			 * A double free that reached two sheaves: the first flush
+			 * emptied the slab and it went back.  Its page map word is
+			 * 0 now (or another slab's): the object is not freed.
+			 */
+			kmem_report("BUG %s (Not tainted): Object already free\n"
+				    "INFO: Object %p: its slab was freed meanwhile (double free); not freed\n",
+				    s->name, x);
+			i++;
+			continue;
+		}
 		uintptr_t base = slab->obj_base, span = slab->obj_span;
 		void *head = x;
 		unsigned int cnt = 1;
