@@ -185,12 +185,6 @@ static struct slab *bulk_obj_slab(struct kmem_cache **sp, void *x)
 	return slab;
 }
 
-/*
- * Free objects in bulk (kernel build_detached_freelist): objects of the same
- * slab, found looking back a few entries, are chained and freed with one
- * compare-and-swap.  Entries taken are set to NULL, as in the kernel.
- * With s == NULL each object's own cache is used (objects must be slab ones).
- */
 /* Are @n objects at @p distinct slot starts of the slab at @base? (@objects <= 1024) */
 static bool distinct_slots(const struct kmem_cache *s, uintptr_t base, void **p, unsigned int n)
 {
@@ -343,6 +337,12 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
 	return k;
 }
 
+/*
+ * Free objects in bulk to their slabs (kernel build_detached_freelist):
+ * objects of the same slab, found looking back a few entries, are chained
+ * and freed with one compare-and-swap.  With s == NULL each object's own
+ * cache is used (objects must be slab ones).
+ */
 static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p)
 {
 	struct kmem_cache_cpu *const c0 = c;
