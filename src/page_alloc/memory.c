@@ -166,6 +166,10 @@ int mm_core_init(void)
 	mm_model.base_pfn = (unsigned long)mm_model.base >> PAGE_SHIFT;
 	mm_model.page_map_bias = (uintptr_t)mm_model.page_map - mm_model.base_pfn * sizeof(uint32_t);
 	mm_model.spanned_pages = pages;
+	if (populate_init(pages)) {
+		pr_err("cannot reserve the populate bitmap\n");
+		return -ENOMEM;
+	}
 
 	struct zone *zone = &zone_normal;
 	for (int o = 0; o < NR_PAGE_ORDERS; o++)

@@ -325,6 +325,17 @@ int rmqueue_bulk(struct zone *zone, unsigned int order, int count,
 #define ALLOC_MIN_RESERVE	0x08	/* __GFP_HIGH: may use half the min reserve */
 #define ALLOC_NON_BLOCK		0x10	/* cannot sleep: a further quarter */
 
+/*
+ * Pre-faulting (populate.c): populate_pages() faults in the fresh 64 KiB
+ * groups of a block its caller is about to touch all of (a new slab);
+ * populate_forget() marks a block fresh again (its memory went back to the
+ * OS); page_populated() says whether a page's group was populated.
+ */
+int populate_init(unsigned long spanned_pages);
+void populate_pages(struct page *page, unsigned int order);
+void populate_forget(struct page *page, unsigned int order);
+bool page_populated(struct page *page);
+
 /* Page reporting: give free high-order blocks back to the OS. */
 void page_reporting_process(struct zone *zone);
 extern bool page_reporting_enabled;

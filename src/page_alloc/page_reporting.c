@@ -88,6 +88,7 @@ void page_reporting_process(struct zone *zone)
 		long released_pages = 0;
 		for (int i = 0; i < n; i++) {
 			if (!os_release(__page_address(pages[i]), PAGE_SIZE << orders[i])) {
+				populate_forget(pages[i], orders[i]);
 				released |= 1u << i;
 				released_pages += 1L << orders[i];
 			}

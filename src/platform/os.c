@@ -51,6 +51,14 @@ int os_release(void *addr, size_t size)
 	return madvise(addr, size, MADV_DONTNEED) ? -errno : 0;
 }
 
+int os_populate(void *addr, size_t size)
+{
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23		/* Linux 5.14 */
+#endif
+	return madvise(addr, size, MADV_POPULATE_WRITE) ? -errno : 0;
+}
+
 unsigned int os_nr_cpus(void)
 {
 	cpu_set_t set;

@@ -16,6 +16,8 @@ void *os_reserve(size_t size, size_t align);
 int os_commit(void *addr, size_t size);
 /* Give the backing memory of [addr, addr+size) back; it refaults as zeroes. */
 int os_release(void *addr, size_t size);
+/* Fault [addr, addr+size) in for writing now (MADV_POPULATE_WRITE); -errno if not. */
+int os_populate(void *addr, size_t size);
 
 unsigned int os_nr_cpus(void);
 unsigned long os_total_ram(void);

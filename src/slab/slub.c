@@ -148,6 +148,8 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 		if (!page)
 			return NULL;
 	}
+	/* A new slab is touched through at once (its freelist): fault it in in one go. */
+	populate_pages(page, oo_order(oo));
 	struct slab *slab = page_slab(page);
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELAXED);
 	*objects = oo_objects(oo);
