@@ -227,7 +227,7 @@ static inline bool slub_thread_live(void)
  * (slub_free_page()), and the page's distance from the slab's head page
  * (bits 20..30), so that it finds the struct slab without reading the tail
  * struct page: the page map is 4 bytes a page and stays in cache where
- * mem_map, 64 bytes a page, does not (frag: a third of free()'s misses).
+ * mem_map, 64 bytes a page, does not (frag: a quarter of free()'s misses).
  * Slot 0 belongs to no cache, so a slab page's word is never 0, and a
  * discarded slab's words are cleared: any other page's word is 0, so its
  * "head" is itself, which is not PG_slab.
