@@ -16,7 +16,10 @@
  *
  * Growable memory (no mem=; kmem.max_mem=64M kmem.mem_block=8M): memory is
  * brought online 8 MiB at a time, only when needed (managed grows, vmstat
- * memory_hotplug_pages counts it), and allocations fail at 64 MiB.
+ * memory_hotplug_pages counts it), and allocations fail at 64 MiB.  Growth
+ * stands in for reclaim: an allocation that may not reclaim (SLUB's try at
+ * a slab's preferred order) does not grow memory, so when free memory is
+ * fragmented a new slab falls back to its minimum order and uses it.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -28,6 +31,8 @@
 
 #include "page_alloc/mm.h"
 #include "page_alloc/pcp.h"
+#include "slab/slab.h"
+#include "slab/slub.h"
 
 #include "lib/kt_util.h"
 #include "lib/mm_check.h"
@@ -304,6 +309,84 @@ static void nofail(void *arg)
 KTEST(nofail_waits_for_memory)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(nofail, NULL));
+}
+
+/* The first number of a sysfs file of @cache ("<total> C0=..." for counters). */
+static long slab_attr(const char *cache, const char *attr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, attr);
+	char *text = kt_read_checked(path);
+	long v = text ? strtol(text, NULL, 10) : -1;
+	free(text);
+	return v;
+}
+
+/*
+ * Free memory in order-0 fragments only (every held page's buddy is held):
+ * a 4 KiB-object cache (preferred order 3, minimum order 0) builds its new
+ * slab out of a fragment instead of growing memory, and counts the
+ * fallback.  With memory free in larger blocks it gets order 3 again.
+ */
+static void fragments_before_growth(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M nr_cpus=2"), 0);
+	struct kmem_cache *s = kmem_cache_create("kt_frag4k", 4096, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	void *x = kmem_cache_alloc(s, GFP_KERNEL);
+	KT_ASSERT(x);
+	KT_ASSERT_EQ(compound_order(slab_page(virt_to_slab(x))), 3);
+	kmem_cache_free(s, x);
+	kmem_cache_shrink(s);
+	KT_ASSERT_EQ(slab_attr("kt_frag4k", "slabs"), 0);
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);
+
+	/* No reclaim bits: takes the free pages, never grows memory. */
+	const gfp_t no_reclaim = __GFP_NOMEMALLOC;
+	KT_ASSERT(hold_until_failure(no_reclaim, 0) > 1500);
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);
+	/* Give back the even pages: their odd buddies stay held. */
+	for (int i = 0; i < nr_pages; i++)
+		if (!(page_to_pfn(pages[i]) & 1)) {
+			__free_pages(pages[i], 0);
+			pages[i--] = pages[--nr_pages];
+		}
+	drain_local_pages();
+	/* What was left free beyond the watermark may hold larger blocks: take those. */
+	for (int order = MAX_PAGE_ORDER; order >= 1; order--)
+		KT_ASSERT(hold_until_failure(no_reclaim | __GFP_HIGH, (unsigned int)order) >= 0);
+	drain_local_pages();
+	long free_pages = kt_vmstat("nr_free_pages");
+	KT_ASSERT(free_pages > 500);
+
+	long fallbacks = slab_attr("kt_frag4k", "order_fallback");
+	x = kmem_cache_alloc(s, GFP_KERNEL);
+	KT_ASSERT(x);
+	KT_EXPECT(kt_zoneinfo("managed") == 2048);	/* not grown: fragments sufficed */
+	KT_EXPECT(compound_order(slab_page(virt_to_slab(x))) == 0);
+	/* One or more (a sheaf refill may build several slabs), all counted. */
+	long after = slab_attr("kt_frag4k", "order_fallback");
+	KT_EXPECT(after > fallbacks);
+	KT_EXPECT(after == slab_attr("kt_frag4k", "slabs"));
+
+	/* Whole blocks free again: new slabs have the preferred order. */
+	kmem_cache_free(s, x);
+	kmem_cache_shrink(s);
+	KT_ASSERT_EQ(slab_attr("kt_frag4k", "slabs"), 0);
+	release_all();
+	void *y = kmem_cache_alloc(s, GFP_KERNEL);
+	KT_ASSERT(y);
+	KT_EXPECT(compound_order(slab_page(virt_to_slab(y))) == 3);
+	KT_EXPECT(slab_attr("kt_frag4k", "order_fallback") == after);
+	kmem_cache_free(s, y);
+	kmem_cache_destroy(s);
+}
+
+KTEST(slab_uses_fragments_before_memory_grows)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(fragments_before_growth, NULL));
 }
 
 KTEST_MAIN((void)0)

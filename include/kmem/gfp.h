@@ -49,6 +49,7 @@ typedef unsigned int gfp_t;
 #define __GFP_NOFAIL		((gfp_t)___GFP_NOFAIL)
 #define __GFP_NORETRY		((gfp_t)___GFP_NORETRY)
 #define __GFP_COMP		((gfp_t)___GFP_COMP)	/* compound page: tails know their head */
+#define __GFP_NOMEMALLOC	((gfp_t)___GFP_NOMEMALLOC)	/* never dip into the reserves */
 #define __GFP_ACCOUNT		((gfp_t)___GFP_ACCOUNT)
 #define __GFP_DMA		((gfp_t)___GFP_DMA)
 #define __GFP_DMA32		((gfp_t)___GFP_DMA32)

@@ -598,6 +598,7 @@ static const struct { gfp_t mask; const char *name; } gfp_names[] = {
 	{ __GFP_NOFAIL, "__GFP_NOFAIL" },
 	{ __GFP_NORETRY, "__GFP_NORETRY" },
 	{ __GFP_RETRY_MAYFAIL, "__GFP_RETRY_MAYFAIL" },
+	{ __GFP_NOMEMALLOC, "__GFP_NOMEMALLOC" },
 	{ __GFP_ACCOUNT, "__GFP_ACCOUNT" },
 	{ __GFP_IO, "__GFP_IO" },
 	{ __GFP_FS, "__GFP_FS" },
@@ -666,7 +667,7 @@ static unsigned int gfp_to_alloc_flags(gfp_t gfp)
 
 	if (gfp & __GFP_HIGH)
 		flags |= ALLOC_MIN_RESERVE;
-	if (!(gfp & __GFP_DIRECT_RECLAIM))
+	if (!(gfp & (__GFP_DIRECT_RECLAIM | __GFP_NOMEMALLOC)))
 		flags |= ALLOC_NON_BLOCK;
 	return flags;
 }
@@ -706,15 +707,22 @@ static void wait_for_reporting(struct zone *zone)
  * No reclaim yet: what the kernel's slow path gets from kswapd and direct
  * reclaim, kmem gets from growing memory (when mem= did not fix its size),
  * from dipping into the reserves, and from this thread's pcp pages.
+ *
+ * A caller that allows no reclaim at all (neither bit of __GFP_RECLAIM:
+ * SLUB's quiet try at a slab's preferred order) gets only what is free, as
+ * in the kernel, where such a try fails when memory is fragmented and the
+ * slab falls back to its minimum order.  Growing memory instead would leave
+ * the fragments unused and raise the resident size by the whole slab.
  */
 static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order, bool use_pcp)
 {
 	struct zone *zone = &zone_normal;
 	unsigned int alloc_flags = gfp_to_alloc_flags(gfp);
+	bool may_reclaim = gfp & __GFP_RECLAIM;
 	struct page *page;
 
 	for (int attempt = 0; attempt < 4; attempt++) {
-		if (mm_try_grow(order)) {
+		if (may_reclaim && mm_try_grow(order)) {
 			page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, use_pcp);
 			if (page)
 				return page;
@@ -728,7 +736,7 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order, bool u
 			wait_for_reporting(zone);
 			continue;
 		}
-		if (pcp_drain_local())
+		if (may_reclaim && pcp_drain_local())
 			continue;
 		break;
 	}

@@ -135,10 +135,20 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	struct kmem_cache_order_objects oo = s->oo;
 	struct page *page = NULL;
 
-	/* A higher order is nice to have: try it quietly (never __GFP_NOFAIL), then fall back. */
-	if (oo_order(oo) > oo_order(s->min))
-		page = alloc_pages((alloc_gfp | __GFP_NOWARN | __GFP_NORETRY) & ~__GFP_NOFAIL,
-				   oo_order(oo));
+	/*
+	 * A higher order is nice to have: try it quietly (never __GFP_NOFAIL)
+	 * and, as the kernel does for a caller that may reclaim, without
+	 * reclaim, which here means without growing memory: when free memory
+	 * is fragmented, a min-order slab made of the fragments is better than
+	 * fresh pages.
+	 */
+	if (oo_order(oo) > oo_order(s->min)) {
+		gfp_t try_gfp = (alloc_gfp | __GFP_NOWARN | __GFP_NORETRY) & ~__GFP_NOFAIL;
+
+		if (try_gfp & __GFP_DIRECT_RECLAIM)
+			try_gfp = (try_gfp | __GFP_NOMEMALLOC) & ~__GFP_RECLAIM;
+		page = alloc_pages(try_gfp, oo_order(oo));
+	}
 	if (!page) {
 		if (oo_order(oo) > oo_order(s->min)) {
 			oo = s->min;
