@@ -619,8 +619,11 @@ END {
 			       "powers of two plus 96 and 192 with malloc.fine_classes=0, would round them " \
 			       "by %.2fx and %.2fx); " \
 			       "jemalloc's, mimalloc's and tcmalloc's classes are spaced about alike, glibc's " \
-			       "chunks 16 B apart. After the random 90%% free, most slabs keep a live " \
-			       "object, so their pages can be reused neither by the 2..8 KiB caches nor by the " \
+			       "chunks 16 B apart. After the random 90%% free, the slabs left empty go back " \
+			       "to the page allocator, and the 2..8 KiB caches build slabs of their minimum " \
+			       "order out of them before memory grows (order_fallback, as a fragmented " \
+			       "kernel does); but most slabs keep a live object, so their pages can be " \
+			       "reused neither by the 2..8 KiB caches nor by the " \
 			       "OS; kmem returns memory only when a whole 2 MiB block is free " \
 			       "(page_reporting_order=9, after page_reporting.delay_ms; %.1f MB per run here). " \
 			       "glibc does best here because it splits and coalesces free chunks of any size, " \
