@@ -13,6 +13,9 @@
  *  (c) owner threads allocate from a cache and exit; other threads free
  *      those objects afterwards (and while new owners come and go): the
  *      owners' per-thread slabs must have been flushed at exit.
+ *  (g) one thread bulk-frees the last objects of a partial slab (which
+ *      gives it back whole) while another refills from the same cache and
+ *      writes over what it gets.
  *  (d) when every thread has exited and the main thread's state is flushed
  *      (kmem_cache_shrink of each cache), every slab goes back: destroying
  *      the SLAB_NO_MERGE caches reports nothing, and with the kmalloc caches
@@ -691,6 +694,99 @@ KTEST(f_destroy_flushes_threads_that_are_still_alive)
 		  strstr(out, "INFO: 2 object(s) still allocated"));
 	free(out);
 #endif
+}
+
+/* ---- (g) a bulk free that gives a partial slab back whole ---------------- */
+
+/*
+ * Thread A leaves a few objects in use in a slab on the node partial list
+ * and bulk-frees exactly those, which gives the slab back whole after its
+ * freelist is checked for double frees.  Thread B allocates from the same
+ * cache all the while and writes over what it gets: a refill may take that
+ * very slab, so the check must not walk the freelist before it holds
+ * list_lock (it followed B's bytes as free pointers and crashed).
+ */
+#define WR_KEEP	5
+
+struct walk_race {
+	struct kmem_cache *s;
+	int objs;
+	long rounds;
+	atomic_bool stop, bad;
+};
+
+static void *walk_race_a(void *arg)
+{
+	struct walk_race *w = arg;
+	void **p = malloc(sizeof(void *) * (size_t)w->objs);
+
+	for (long r = 0; p && r < w->rounds; r++) {
+		if (kmem_cache_alloc_bulk(w->s, GFP, (size_t)w->objs, p) != w->objs) {
+			atomic_store(&w->bad, true);
+			break;
+		}
+		for (int i = WR_KEEP; i < w->objs; i++)
+			kmem_cache_free(w->s, p[i]);
+		kmem_cache_free_bulk(w->s, WR_KEEP, p);
+	}
+	free(p);
+	atomic_store(&w->stop, true);
+	return NULL;
+}
+
+static void *walk_race_b(void *arg)
+{
+	struct walk_race *w = arg;
+	enum { K = 700 };
+	static void *q[K];
+
+	while (!atomic_load(&w->stop)) {
+		for (int i = 0; i < K; i++) {
+			q[i] = kmem_cache_alloc(w->s, GFP);
+			if (!q[i]) {
+				atomic_store(&w->bad, true);
+				return NULL;
+			}
+			memset(q[i], 0xa5, 16);
+		}
+		for (int i = 0; i < K; i++)
+			kmem_cache_free(w->s, q[i]);
+	}
+	return NULL;
+}
+
+static void walk_race(const char *name, slab_flags_t flags, bool no_cpu_partial)
+{
+	struct walk_race w = { .rounds = 3000L * SCALE };
+	char path[96], buf[32];
+	pthread_t a, b;
+
+	w.s = kmem_cache_create(name, 16, 0, SLAB_NO_MERGE | flags, NULL);
+	KT_ASSERT(w.s);
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/objs_per_slab", name);
+	KT_ASSERT(kmem_read(path, buf, sizeof(buf)) > 0);
+	w.objs = atoi(buf);
+	KT_ASSERT(w.objs > WR_KEEP);
+	if (no_cpu_partial) {
+		/* Slabs that get free objects go to the node list at once. */
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/cpu_partial", name);
+		KT_ASSERT(kmem_write(path, "0") >= 0);
+	}
+	unsigned long r0 = kmem_report_count();
+	KT_ASSERT_EQ(pthread_create(&a, NULL, walk_race_a, &w), 0);
+	KT_ASSERT_EQ(pthread_create(&b, NULL, walk_race_b, &w), 0);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	KT_EXPECT(!atomic_load(&w.bad));
+	KT_EXPECT(kmem_report_count() == r0);
+	kmem_cache_destroy(w.s);
+	KT_EXPECT(kmem_report_count() == r0);
+}
+
+KTEST(g_bulk_free_of_a_partial_slab_while_others_refill)
+{
+	walk_race("mt_walk_debug", SLAB_RED_ZONE, false);	/* the debug paths take single objects */
+	walk_race("mt_walk", 0, true);
 }
 
 /* ---- (d) all slabs go back --------------------------------------------- */

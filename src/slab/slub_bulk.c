@@ -256,29 +256,41 @@ struct whole_release {
 };
 
 /*
- * The last @inuse objects of an unfrozen slab are being freed: give it back
- * whole.  A full slab is on no list and nobody else holds an object of it,
- * so it needs no lock; one on the partial list is taken off under list_lock.
+ * The last @inuse objects of an unfrozen slab, @p (@consecutive slots or
+ * not), are being freed: give it back whole.  A full slab is on no list and
+ * nobody else holds an object of it, so it needs no lock.  One on the
+ * partial list is taken off under list_lock, and its freelist is checked
+ * against @p only then: until the lock is held, another thread may take
+ * the slab (get_partial()) and hand out, and overwrite, the objects the
+ * walk would follow.  Under it, frees may still push onto the freelist,
+ * which leaves the chain from the head read intact.
  */
 static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab,
-			       unsigned int inuse, struct whole_release *wr)
+			       void **p, unsigned int inuse, bool consecutive,
+			       struct whole_release *wr)
 {
 	struct kmem_cache_node *n = &s->node;
 	uint64_t st = slab_state(slab);
 
-	/* Below min_partial the kernel keeps it: that needs a freelist, the normal path. */
-	if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < s->min_partial)
-		return false;
+	/*
+	 * Below min_partial the kernel keeps it: that needs a freelist, the
+	 * normal path.  The entries are checked first all the same, so that
+	 * the normal path does not get an already free one.
+	 */
 	if (ss_freelist(slab, st)) {
 		kmem_lock(&n->list_lock);
 		st = slab_state(slab);
-		if (ss_frozen(st) || ss_inuse(st) != inuse || n->nr_partial < s->min_partial) {
+		if (ss_frozen(st) || ss_inuse(st) != inuse ||
+		    drop_free_entries(s, slab, st, p, inuse, consecutive) ||
+		    n->nr_partial < s->min_partial) {
 			kmem_unlock(&n->list_lock);
 			return false;
 		}
 		remove_partial(n, slab);
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
+	} else if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < s->min_partial) {
+		return false;
 	}
 	stat_s(s, c, FREE_SLAB, 1);
 	wr->nr++;
@@ -323,8 +335,7 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
 		if (j - i == inuse && inuse > 1 && !ss_frozen(st) &&
 		    (consecutive ? offset_is_multiple((uint32_t)((uintptr_t)p[i] - base), s->div_magic)
 				 : ss_objects(st) <= 1024 && distinct_slots(s, base, p + i, inuse)) &&
-		    !drop_free_entries(s, slab, st, p + i, inuse, consecutive) &&
-		    release_whole_slab(s, c, slab, inuse, &wr)) {
+		    release_whole_slab(s, c, slab, p + i, inuse, consecutive, &wr)) {
 			stat_s(s, c, FREE_SLOWPATH, inuse);
 		} else {
 			memmove(p + k, p + i, (j - i) * sizeof(void *));
