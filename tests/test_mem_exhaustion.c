@@ -343,9 +343,9 @@ static void fragments_before_growth(void *arg)
 	KT_ASSERT_EQ(slab_attr("kt_frag4k", "slabs"), 0);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);
 
-	/* No reclaim bits: takes the free pages, never grows memory. */
-	const gfp_t no_reclaim = __GFP_NOMEMALLOC;
-	KT_ASSERT(hold_until_failure(no_reclaim, 0) > 1500);
+	/* A quiet try: takes the free pages, never grows memory. */
+	const gfp_t quiet = __GFP_NORETRY;
+	KT_ASSERT(hold_until_failure(quiet, 0) > 1500);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);
 	/* Give back the even pages: their odd buddies stay held. */
 	for (int i = 0; i < nr_pages; i++)
@@ -356,7 +356,7 @@ static void fragments_before_growth(void *arg)
 	drain_local_pages();
 	/* What was left free beyond the watermark may hold larger blocks: take those. */
 	for (int order = MAX_PAGE_ORDER; order >= 1; order--)
-		KT_ASSERT(hold_until_failure(no_reclaim | __GFP_HIGH, (unsigned int)order) >= 0);
+		KT_ASSERT(hold_until_failure(quiet | __GFP_HIGH, (unsigned int)order) >= 0);
 	drain_local_pages();
 	long free_pages = kt_vmstat("nr_free_pages");
 	KT_ASSERT(free_pages > 500);
@@ -387,6 +387,69 @@ static void fragments_before_growth(void *arg)
 KTEST(slab_uses_fragments_before_memory_grows)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(fragments_before_growth, NULL));
+}
+
+/* Requests that are not quiet tries still grow memory, or drain the pcp lists. */
+static void only_quiet_tries_do_not_grow(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M nr_cpus=2"), 0);
+	KT_ASSERT(hold_until_failure(__GFP_NORETRY, 0) > 1500);
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);
+
+	/* gfp 0 (no reclaim bits, but no __GFP_NORETRY): grows. */
+	struct page *page = alloc_pages(__GFP_NOWARN, 0);
+	KT_ASSERT(page);
+	hold(page, 0);
+	KT_EXPECT(kt_zoneinfo("managed") == 4096);
+	/* A bare __GFP_NOFAIL on full memory: grows, does not wait. */
+	KT_ASSERT(hold_until_failure(__GFP_NORETRY, 0) > 1500);
+	KT_ASSERT_EQ(kt_zoneinfo("managed"), 4096);
+	page = alloc_pages(__GFP_NOFAIL, 0);
+	KT_ASSERT(page);
+	hold(page, 0);
+	KT_EXPECT(kt_zoneinfo("managed") == 6144);
+	release_all();
+}
+
+static void no_reclaim_bits_still_drain_pcp(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=32M nr_cpus=2"), 0);
+	KT_ASSERT(hold_until_failure(GFP_ATOMIC, 0) > 0);
+	/* Unmovable pages onto this thread's pcp lists: a movable request needs them drained. */
+	for (int i = 0; i < 50; i++) {
+		nr_pages--;
+		__free_pages(pages[nr_pages], orders[nr_pages]);
+	}
+	struct page *page = alloc_pages(__GFP_HIGH | __GFP_MOVABLE | __GFP_NOWARN, 0);
+	KT_EXPECT(page != NULL);
+	if (page)
+		__free_pages(page, 0);
+	release_all();
+}
+
+/* Memory used up (mem=): a failed fallback is no fallback. */
+static void failed_fallback_not_counted(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=32M nr_cpus=2"), 0);
+	struct kmem_cache *s = kmem_cache_create("kt_full4k", 4096, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	KT_ASSERT(hold_until_failure(GFP_ATOMIC, 0) > 0);
+	for (int i = 0; i < 5; i++)
+		KT_EXPECT(kmem_cache_alloc(s, GFP_KERNEL | __GFP_NOWARN) == NULL);
+	KT_EXPECT(slab_attr("kt_full4k", "slabs") == 0);
+	KT_EXPECT(slab_attr("kt_full4k", "order_fallback") == 0);
+	release_all();
+	kmem_cache_destroy(s);
+}
+
+KTEST(growth_is_refused_only_to_quiet_tries)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(only_quiet_tries_do_not_grow, NULL));
+	KT_ASSERT_CHILD_OK(kt_fork(no_reclaim_bits_still_drain_pcp, NULL));
+	KT_ASSERT_CHILD_OK(kt_fork(failed_fallback_not_counted, NULL));
 }
 
 KTEST_MAIN((void)0)

@@ -704,25 +704,34 @@ static void wait_for_reporting(struct zone *zone)
 }
 
 /*
+ * Growing memory is not reclaim: it brings online memory a kernel would
+ * have had all along, so any request may grow it, GFP_ATOMIC and a bare
+ * __GFP_NOFAIL included.  Except a quiet try, one that asks for neither
+ * direct reclaim nor retries (SLUB's try at a slab's preferred order): it
+ * gets only what is free, as in the kernel, where such a try fails when
+ * memory is fragmented and the slab falls back to its minimum order.
+ * Growing memory for it would leave the fragments unused and raise the
+ * resident size by the whole slab.  Nor does it drain the pcp lists.
+ */
+static inline bool quiet_try(gfp_t gfp)
+{
+	return (gfp & (__GFP_NORETRY | __GFP_DIRECT_RECLAIM)) == __GFP_NORETRY;
+}
+
+/*
  * No reclaim yet: what the kernel's slow path gets from kswapd and direct
  * reclaim, kmem gets from growing memory (when mem= did not fix its size),
  * from dipping into the reserves, and from this thread's pcp pages.
- *
- * A caller that allows no reclaim at all (neither bit of __GFP_RECLAIM:
- * SLUB's quiet try at a slab's preferred order) gets only what is free, as
- * in the kernel, where such a try fails when memory is fragmented and the
- * slab falls back to its minimum order.  Growing memory instead would leave
- * the fragments unused and raise the resident size by the whole slab.
  */
 static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order, bool use_pcp)
 {
 	struct zone *zone = &zone_normal;
 	unsigned int alloc_flags = gfp_to_alloc_flags(gfp);
-	bool may_reclaim = gfp & __GFP_RECLAIM;
+	bool may_grow = !quiet_try(gfp);
 	struct page *page;
 
 	for (int attempt = 0; attempt < 4; attempt++) {
-		if (may_reclaim && mm_try_grow(order)) {
+		if (may_grow && mm_try_grow(order)) {
 			page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, use_pcp);
 			if (page)
 				return page;
@@ -736,7 +745,7 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order, bool u
 			wait_for_reporting(zone);
 			continue;
 		}
-		if (may_reclaim && pcp_drain_local())
+		if (may_grow && pcp_drain_local())
 			continue;
 		break;
 	}

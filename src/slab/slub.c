@@ -138,8 +138,9 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	/*
 	 * A higher order is nice to have: try it quietly (never __GFP_NOFAIL)
 	 * and, as the kernel does for a caller that may reclaim, without
-	 * reclaim, which here means without growing memory: when free memory
-	 * is fragmented, a min-order slab made of the fragments is better than
+	 * reclaim.  Without direct reclaim and with __GFP_NORETRY, kmem's page
+	 * allocator does not grow memory for it either: when free memory is
+	 * fragmented, a min-order slab made of the fragments is better than
 	 * fresh pages.
 	 */
 	if (oo_order(oo) > oo_order(s->min)) {
@@ -150,13 +151,16 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 		page = alloc_pages(try_gfp, oo_order(oo));
 	}
 	if (!page) {
-		if (oo_order(oo) > oo_order(s->min)) {
+		bool fallback = oo_order(oo) > oo_order(s->min);
+
+		if (fallback)
 			oo = s->min;
-			stat_s(s, c, ORDER_FALLBACK, 1);
-		}
 		page = alloc_pages(alloc_gfp, oo_order(oo));
 		if (!page)
 			return NULL;
+		/* Counted once the smaller slab exists, as in the kernel. */
+		if (fallback)
+			stat_s(s, c, ORDER_FALLBACK, 1);
 	}
 	/* A new slab is touched through at once (its freelist): fault it in in one go. */
 	populate_pages(page, oo_order(oo));
