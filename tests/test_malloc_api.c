@@ -792,6 +792,64 @@ KTEST(rss_returns_after_free)
 	KT_EXPECT(after + 128 * MiB < peak);
 }
 
+/* ---- fork handlers that allocate ------------------------------------ */
+
+/*
+ * A program's fork handlers may allocate, also when it registered them
+ * before its first malloc (child_main() does, before kmem booted): kmem's
+ * own handlers are registered from the library's constructor, so its
+ * prepare handler runs after the program's and its child handler before.
+ * Sizes for the slow paths: a large kmalloc takes the zone lock that
+ * kmem's prepare handler holds.
+ */
+static atomic_int early_ran[3];
+
+static void early_alloc(int which)
+{
+	void *volatile big = malloc(100000), *volatile small = malloc(100);
+
+	if (big && small) {
+		memset(big, which, 100000);
+		atomic_fetch_add(&early_ran[which], 1);
+	}
+	free(big);
+	free(small);
+}
+
+static void early_prepare(void)
+{
+	early_alloc(0);
+}
+
+static void early_parent(void)
+{
+	early_alloc(1);
+}
+
+static void early_child(void)
+{
+	early_alloc(2);
+}
+
+KTEST(fork_handlers_allocate)
+{
+	/* Earlier tests forked too: count from here. */
+	int ran0 = atomic_load(&early_ran[0]), ran1 = atomic_load(&early_ran[1]);
+	int ran2 = atomic_load(&early_ran[2]);
+
+	alarm(30);	/* a deadlock in fork() ends the test (SIGALRM is reported) */
+	pid_t pid = fork();
+	KT_ASSERT(pid >= 0);
+	if (pid == 0)
+		_exit(atomic_load(&early_ran[2]) == ran2 + 1 ? 0 : 3);
+	int status;
+	KT_ASSERT(waitpid(pid, &status, 0) == pid);
+	alarm(0);
+	KT_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	KT_EXPECT(atomic_load(&early_ran[0]) == ran0 + 1);
+	KT_EXPECT(atomic_load(&early_ran[1]) == ran1 + 1);
+}
+
 /* ---- fork from a multi-threaded process ----------------------------- */
 
 static atomic_int hammer_stop;
@@ -1175,6 +1233,8 @@ static int child_main(void)
 {
 	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGALRM };
 
+	/* Fork handlers that allocate, registered before kmem boots (see fork_handlers_allocate). */
+	pthread_atfork(early_prepare, early_parent, early_child);
 	first_block = k_malloc(1);	/* before anything else allocates */
 	first_block_usable = k_usable(first_block);
 

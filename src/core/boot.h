@@ -44,6 +44,8 @@ void vmstat_fork_child(void);
 extern void (*kmem_fork_hook_prepare)(void);
 extern void (*kmem_fork_hook_parent)(void);
 extern void (*kmem_fork_hook_child)(void);
+/* pthread_atfork() kmem's handlers, once; before the program's own ones if it can. */
+int kmem_register_fork_handlers(void);
 
 /* CPUs kmem sizes itself for: nr_cpus= or the CPUs this process may run on. */
 unsigned int kmem_nr_cpus(void);

@@ -44,11 +44,18 @@ void (*kmem_fork_hook_prepare)(void);
 void (*kmem_fork_hook_parent)(void);
 void (*kmem_fork_hook_child)(void);
 
+/* Whether the fork in progress found kmem up (its layers' locks exist then). */
+static bool fork_found_kmem_up;
+
 static void kmem_fork_prepare(void)
 {
 	if (kmem_fork_hook_prepare)
 		kmem_fork_hook_prepare();
 	kmem_lock(&boot_lock);
+	/* Under boot_lock no boot is under way: the state cannot change. */
+	fork_found_kmem_up = atomic_load_explicit(&kmem_system_state, memory_order_acquire) == KMEM_UP;
+	if (!fork_found_kmem_up)
+		return;
 	slab_fork_prepare();
 	mm_fork_prepare();
 	vmstat_fork_prepare();
@@ -56,9 +63,11 @@ static void kmem_fork_prepare(void)
 
 static void kmem_fork_parent(void)
 {
-	vmstat_fork_parent();
-	mm_fork_parent();
-	slab_fork_parent();
+	if (fork_found_kmem_up) {
+		vmstat_fork_parent();
+		mm_fork_parent();
+		slab_fork_parent();
+	}
 	kmem_unlock(&boot_lock);
 	if (kmem_fork_hook_parent)
 		kmem_fork_hook_parent();
@@ -66,12 +75,34 @@ static void kmem_fork_parent(void)
 
 static void kmem_fork_child(void)
 {
-	vmstat_fork_child();
-	mm_fork_child();
-	slab_fork_child();
+	if (fork_found_kmem_up) {
+		vmstat_fork_child();
+		mm_fork_child();
+		slab_fork_child();
+	}
 	kmem_lock_init(&boot_lock);
 	if (kmem_fork_hook_child)
 		kmem_fork_hook_child();
+}
+
+/*
+ * Register the fork handlers once, as early as possible: pthread_atfork()
+ * runs prepare handlers in the reverse order of registration and the
+ * others in order, so a program's handlers registered after kmem's may
+ * allocate (before kmem takes its locks, after it re-initialises them).
+ * malloc mode registers from its constructor, before main() and before any
+ * handler the program registers there; libkmem registers at boot.
+ */
+int kmem_register_fork_handlers(void)
+{
+	static atomic_bool registered;
+
+	if (atomic_exchange(&registered, true))
+		return 0;
+	int rc = pthread_atfork(kmem_fork_prepare, kmem_fork_parent, kmem_fork_child);
+	if (rc)
+		atomic_store(&registered, false);	/* the next caller tries again */
+	return -rc;
 }
 
 static int start_kmem(void)
@@ -85,7 +116,7 @@ static int start_kmem(void)
 	rc = kmem_cache_init();
 	if (rc)
 		return rc;
-	return -pthread_atfork(kmem_fork_prepare, kmem_fork_parent, kmem_fork_child);
+	return kmem_register_fork_handlers();
 }
 
 static int boot_locked(const char *cmdline, bool from_env)

@@ -369,4 +369,10 @@ __attribute__((constructor)) static void malloc_init(void)
 	kmem_fork_hook_prepare = huge_fork_prepare;
 	kmem_fork_hook_parent = huge_fork_parent;
 	kmem_fork_hook_child = huge_fork_child;
+	/*
+	 * Now, before main() registers fork handlers that allocate: kmem's
+	 * must be registered first (see kmem_register_fork_handlers()).  A
+	 * failure here is retried at boot, which reports it.
+	 */
+	kmem_register_fork_handlers();
 }
