@@ -13,7 +13,8 @@
  *    dirtied (through the pcp lists, the buddy lists, and merges of dirty
  *    and reported blocks);
  *  - with a delay nothing is given back before it has passed (or a flush),
- *    and the first free after it reports;
+ *    and the first free after it reports; except a free that leaves more
+ *    than half of memory free with over 64 MiB of it unreported: at once;
  *  - page_reporting.enable=0 gives nothing back (forked child).
  */
 #include <time.h>
@@ -285,6 +286,43 @@ KTEST(reporting_waits_for_its_delay)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(long_delay, NULL));
 	KT_ASSERT_CHILD_OK(kt_fork(short_delay, NULL));
+}
+
+/*
+ * Without a background thread, a program that frees most of its memory and
+ * then sleeps would keep it until the delay has passed and it frees again.
+ * So a free that leaves more than half of memory free, with more than
+ * 64 MiB of it not yet reported, reports at once; other frees wait.
+ * mem=256M: 65536 pages, half 32768; order-9 blocks are 2 MiB.
+ */
+static void at_once_when_most_is_free(void *arg)
+{
+	enum { HELD = 112 };	/* 224 MiB */
+	static struct page *blocks[HELD];
+
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=256M page_reporting.delay_ms=100000"), 0);
+	if (!take_blocks(blocks, HELD, GFP_KERNEL | __GFP_MOVABLE, 0x5a))
+		return;
+	/* 96 MiB unreported, but free is 32 + 96 = 128 MiB, not more than half: waits. */
+	free_blocks(blocks + 64, 48);
+	KT_EXPECT(kt_vmstat("pgreported") == 0);
+	/* 2 MiB more: more than half is free, 98 MiB of it unreported: at once. */
+	free_blocks(blocks + 63, 1);
+	KT_EXPECT(kt_vmstat("pgreported") == 49 * 512);
+	unsigned long rss1 = kt_rss_bytes();
+	/* The other 63 blocks: the free that makes 33 unreported (66 MiB) reports them. */
+	free_blocks(blocks, 63);
+	unsigned long rss2 = kt_rss_bytes();
+	fprintf(stderr, "  most memory free: RSS %lu -> %lu KiB\n", rss1 >> 10, rss2 >> 10);
+	KT_EXPECT(kt_vmstat("pgreported") == (49 + 33) * 512);
+	KT_EXPECT(rss2 + 60 * MiB < rss1);
+	CHECK_ALL_FREE();
+}
+
+KTEST(reports_at_once_when_most_memory_is_free)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(at_once_when_most_is_free, NULL));
 }
 
 static void reporting_disabled(void *arg)

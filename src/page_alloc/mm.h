@@ -342,10 +342,17 @@ extern bool page_reporting_enabled;
 extern unsigned int page_reporting_order;
 extern unsigned long page_reporting_delay_ms;
 
+/* Unreported free memory beyond which a free reports at once (see below). */
+#define PAGE_REPORTING_AT_ONCE_MIN	((64UL << 20) >> PAGE_SHIFT)
+
 /*
  * Report once a block has waited page_reporting.delay_ms, checked on the
  * next free (the kernel uses a 2 s delayed work): alloc/free churn of big
- * blocks then never pays an madvise and a refault per cycle.
+ * blocks then never pays an madvise and a refault per cycle.  With no
+ * background thread, a program that frees and then sleeps would keep the
+ * memory; so when more than half of the memory online is free (a program
+ * that has let go of most of its memory) and more than 64 MiB of it is not
+ * yet reported, the free reports at once.
  */
 static inline bool page_reporting_wanted(struct zone *zone)
 {
@@ -353,8 +360,12 @@ static inline bool page_reporting_wanted(struct zone *zone)
 		return false;
 	if (!page_reporting_delay_ms)
 		return true;
-	return os_now_ns() - __atomic_load_n(&zone->report_since_ns, __ATOMIC_RELAXED) >=
-	       page_reporting_delay_ms * 1000000ull;
+	if (os_now_ns() - __atomic_load_n(&zone->report_since_ns, __ATOMIC_RELAXED) >=
+	    page_reporting_delay_ms * 1000000ull)
+		return true;
+	long free = global_zone_page_state(NR_FREE_PAGES);
+	return free - global_zone_page_state(NR_FREE_REPORTED) > (long)PAGE_REPORTING_AT_ONCE_MIN &&
+	       (unsigned long)free > mm_online_pages() / 2;
 }
 
 /* Report every pending block now, whatever the delay (malloc_trim, tests). */
