@@ -25,6 +25,8 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <kmem.h>
@@ -451,5 +453,33 @@ KTEST(growth_is_refused_only_to_quiet_tries)
 	KT_ASSERT_CHILD_OK(kt_fork(no_reclaim_bits_still_drain_pcp, NULL));
 	KT_ASSERT_CHILD_OK(kt_fork(failed_fallback_not_counted, NULL));
 }
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+/*
+ * Under an address-space limit (ulimit -v) growable memory reserves a
+ * quarter of it, not RAM (or the most that fits, which left the program's
+ * own mmaps, and kmem's blocks beyond MAX_PAGE_ORDER, next to nothing).
+ * Not under the sanitizers: their shadow memory needs an unlimited space.
+ */
+static void reserve_under_rlimit_as(void *arg)
+{
+	(void)arg;
+	struct rlimit rl = { 4UL << 30, 4UL << 30 };
+	KT_ASSERT_EQ(setrlimit(RLIMIT_AS, &rl), 0);
+	KT_ASSERT_EQ(kmem_init(""), 0);
+	long spanned = kt_zoneinfo("spanned");
+	KT_EXPECT(spanned > 0 && spanned <= (long)((1UL << 30) >> PAGE_SHIFT));
+	/* The other three quarters are there for mmap. */
+	void *m = mmap(NULL, 2UL << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	KT_EXPECT(m != MAP_FAILED);
+	if (m != MAP_FAILED)
+		munmap(m, 2UL << 30);
+}
+
+KTEST(address_space_limit_leaves_room)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(reserve_under_rlimit_as, NULL));
+}
+#endif
 
 KTEST_MAIN((void)0)

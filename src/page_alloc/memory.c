@@ -6,6 +6,7 @@
  * grows on demand (memory hotplug) up to kmem.max_mem.
  */
 #include <errno.h>
+#include <limits.h>
 
 #include "core/boot.h"
 #include "core/cmdline.h"
@@ -138,6 +139,15 @@ int mm_core_init(void)
 		growable = false;
 	} else {
 		span = section_round_down(max_mem ? max_mem : os_total_ram());
+		/*
+		 * Under an address-space limit (ulimit -v) the reservation counts
+		 * whole: by default take a quarter of it, so that the program's
+		 * own mappings, its stacks and kmem's blocks beyond
+		 * MAX_PAGE_ORDER (mmap) keep the rest.
+		 */
+		unsigned long limit = os_address_space_limit();
+		if (!max_mem && limit != ULONG_MAX && span > section_round_down(limit / 4))
+			span = section_round_down(limit / 4);
 		if (span < SECTION_BYTES)
 			span = SECTION_BYTES;
 		initial = section_round_up(mem_block);

@@ -4,9 +4,11 @@
  * this code runs underneath the malloc front-end.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sched.h>
@@ -79,6 +81,15 @@ unsigned long os_total_ram(void)
 	if (sysinfo(&si))
 		return 0;
 	return (unsigned long)si.totalram * si.mem_unit;
+}
+
+unsigned long os_address_space_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return ULONG_MAX;
+	return (unsigned long)rl.rlim_cur;
 }
 
 unsigned long os_page_size(void)

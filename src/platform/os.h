@@ -21,6 +21,8 @@ int os_populate(void *addr, size_t size);
 
 unsigned int os_nr_cpus(void);
 unsigned long os_total_ram(void);
+/* The address-space limit (RLIMIT_AS, ulimit -v) in bytes; ULONG_MAX if none. */
+unsigned long os_address_space_limit(void);
 unsigned long os_page_size(void);
 int os_getpid(void);
 int os_gettid(void);
