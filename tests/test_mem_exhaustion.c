@@ -454,6 +454,104 @@ KTEST(growth_is_refused_only_to_quiet_tries)
 	KT_ASSERT_CHILD_OK(kt_fork(failed_fallback_not_counted, NULL));
 }
 
+/*
+ * Threads that fail the watermark together grow memory once, not once
+ * each (memory never shrinks).  Each run: fill memory with quiet tries,
+ * then four threads ask for 64 KiB at the same moment.
+ */
+#define GROW_THREADS 4
+static pthread_barrier_t grow_barrier;
+
+static void *grow_allocator(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&grow_barrier);
+	return alloc_pages(GFP_KERNEL, 4);
+}
+
+static void grow_once(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("kmem.mem_block=64M kmem.max_mem=4G"), 0);
+	for (int o = MAX_PAGE_ORDER; o >= 4; o--)
+		while (alloc_pages(__GFP_NORETRY | __GFP_NOWARN, (unsigned int)o))
+			;
+	KT_ASSERT_EQ(kt_vmstat("memory_hotplug_pages"), 0);
+	pthread_barrier_init(&grow_barrier, NULL, GROW_THREADS);
+	pthread_t t[GROW_THREADS];
+	void *got[GROW_THREADS];
+	for (int i = 0; i < GROW_THREADS; i++)
+		KT_ASSERT_EQ(pthread_create(&t[i], NULL, grow_allocator, NULL), 0);
+	for (int i = 0; i < GROW_THREADS; i++) {
+		pthread_join(t[i], &got[i]);
+		KT_EXPECT(got[i] != NULL);
+	}
+	KT_EXPECT(kt_vmstat("memory_hotplug_pages") == 16384);	/* one 64 MiB step */
+}
+
+KTEST(threads_failing_together_grow_memory_once)
+{
+	for (int run = 0; run < 12; run++)
+		KT_ASSERT_CHILD_OK(kt_fork(grow_once, NULL));
+}
+
+/*
+ * A reporting pass takes blocks off the free lists while the OS is told.
+ * An allocation meanwhile must not grow memory for them: the pass leaves
+ * the free pages above the high watermark, and the slow path waits for it
+ * before growing.  (If the allocating thread misses the pass's window, the
+ * case checks nothing: it cannot fail then.)
+ */
+static atomic_int report_go, report_done;
+static atomic_long report_seen;
+
+static void *allocate_during_report(void *arg)
+{
+	(void)arg;
+	atomic_store(&report_go, 1);
+	long iso = 0;
+	while (!(iso = atomic_load(&zone_normal.nr_isolated_report)) && !atomic_load(&report_done))
+		;
+	atomic_store(&report_seen, iso);
+	return alloc_pages(GFP_KERNEL, 0);
+}
+
+static void no_growth_for_a_pass(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("kmem.mem_block=64M kmem.max_mem=1G page_reporting.delay_ms=3600000"), 0);
+	const gfp_t quiet = __GFP_NORETRY | __GFP_NOWARN;
+	struct page *big[64];
+	int nb = 0;
+	while (nb < 64 && (big[nb] = alloc_pages(quiet, MAX_PAGE_ORDER)) != NULL)
+		memset(page_address(big[nb++]), 1, PAGE_SIZE << MAX_PAGE_ORDER);
+	for (int o = MAX_PAGE_ORDER - 1; o >= 4; o--)
+		while (alloc_pages(quiet, (unsigned int)o))
+			;
+	for (int i = 0; i < nb; i++)
+		__free_pages(big[i], MAX_PAGE_ORDER);	/* touched: unreported, pending */
+	long managed = kt_zoneinfo("managed");
+
+	pthread_t t;
+	void *page;
+	KT_ASSERT_EQ(pthread_create(&t, NULL, allocate_during_report, NULL), 0);
+	while (!atomic_load(&report_go))
+		;
+	page_reporting_flush();
+	atomic_store(&report_done, 1);
+	pthread_join(t, &page);
+	KT_EXPECT(page != NULL);
+	fprintf(stderr, "  allocation during a pass: %ld pages isolated then\n",
+		atomic_load(&report_seen));
+	KT_EXPECT(kt_zoneinfo("managed") == managed);
+	KT_EXPECT(kt_vmstat("pgreported") > 0);
+}
+
+KTEST(allocation_during_a_reporting_pass_does_not_grow)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(no_growth_for_a_pass, NULL));
+}
+
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /*
  * Under an address-space limit (ulimit -v) growable memory reserves a

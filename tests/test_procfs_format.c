@@ -489,6 +489,14 @@ static void live_sysctl(void *arg)
 	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/percpu_pagelist_high_fraction", "0"), 0);
 	KT_ASSERT_EQ(kt_zoneinfo("high:"), (512 + 1638) / 2);
 
+	/* An int in the kernel: nothing above INT_MAX, and no truncation to a small value. */
+	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/percpu_pagelist_high_fraction", "4294967300"), -EINVAL);
+	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/percpu_pagelist_high_fraction", "4294967296"), -EINVAL);
+	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/percpu_pagelist_high_fraction", "2147483648"), -EINVAL);
+	KT_ASSERT_EQ(kt_zoneinfo("high:"), (512 + 1638) / 2);
+	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/percpu_pagelist_high_fraction", "2147483647"), 0);
+	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/percpu_pagelist_high_fraction", "0"), 0);
+
 	/* Out of the kernel's ranges or not a number: -EINVAL, nothing changes. */
 	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/min_free_kbytes", "abc"), -EINVAL);
 	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/min_free_kbytes", "-1"), -EINVAL);

@@ -83,6 +83,8 @@ static int __online_memory(unsigned long nr_pages)
 	kmem_unlock(&zone->lock);
 
 	setup_per_zone_wmarks();
+	/* Now the memory is on the free lists: tell mm_try_grow()'s waiters. */
+	__atomic_store_n(&mm_model.grow_seq, mm_model.grow_seq + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -98,7 +100,15 @@ int online_memory(unsigned long nr_pages)
 	return rc;
 }
 
-bool mm_try_grow(unsigned int order)
+/*
+ * @seen: mm_grow_seq() as the caller saw it before the allocation that
+ * failed.  Threads that fail together each come here: the first grows, the
+ * others find the sequence moved under hotplug_lock and only retry, so
+ * memory grows by one block, not one per thread.  (A sequence bumped once
+ * the new memory is on the free lists, not the online size, which is
+ * published before.)  True: retry the allocation.
+ */
+bool mm_try_grow(unsigned int order, unsigned long *seen)
 {
 	if (!growable || mm_online_pages() >= mm_model.spanned_pages)
 		return false;
@@ -106,7 +116,21 @@ bool mm_try_grow(unsigned int order)
 	unsigned long want = mem_block >> PAGE_SHIFT;
 	if (want < (1UL << order))
 		want = 1UL << order;
-	return online_memory(want) == 0;
+
+	kmem_lock(&hotplug_lock);
+	if (mm_model.grow_seq != *seen) {
+		*seen = mm_model.grow_seq;
+		kmem_unlock(&hotplug_lock);
+		return true;
+	}
+	unsigned long before = mm_online_pages();
+	int rc = __online_memory(want);
+	unsigned long added = mm_online_pages() - before;
+	*seen = mm_model.grow_seq;
+	kmem_unlock(&hotplug_lock);
+	if (!rc)
+		count_vm_events_global(MEMORY_HOTPLUG_PAGES, added);
+	return rc == 0;
 }
 
 int mm_core_init(void)

@@ -142,6 +142,7 @@ struct mem_model {
 	struct page *mem_map;
 	unsigned char *pageblock_mt;	/* migratetype of each pageblock */
 	unsigned long online_pages;	/* only grows; read locklessly by every free */
+	unsigned long grow_seq;		/* growth steps whose memory is on the free lists */
 	/*
 	 * The page map: one 32-bit word per page for the page's owner (the
 	 * slab layer keeps the thread slot of the page's cache there), like
@@ -154,6 +155,12 @@ struct mem_model {
 };
 
 extern struct mem_model mm_model;
+
+/* Growth steps done, their memory free to allocate (see mm_try_grow()). */
+static inline unsigned long mm_grow_seq(void)
+{
+	return __atomic_load_n(&mm_model.grow_seq, __ATOMIC_ACQUIRE);
+}
 
 /* Pages online now; memory only grows, so a pfn below it stays valid. */
 static inline unsigned long mm_online_pages(void)
@@ -258,6 +265,7 @@ struct zone {
 	atomic_int pageset_high;		/* pcp high mark, per thread */
 	atomic_int pageset_batch;		/* pcp batch */
 	atomic_long nr_isolated_report;		/* pages off the lists while being reported */
+	long nr_unreported_high;		/* free, unreported, in blocks a pass may report */
 	bool report_pending;			/* an unreported high-order block formed */
 	unsigned long long report_since_ns;	/* when report_pending became true */
 	kmem_lock_t report_lock;		/* serialises reporting passes */
@@ -298,7 +306,7 @@ int mm_core_init(void);
 /* Bring @nr_pages more pages online (memory hotplug); 0 or -ENOMEM. */
 int online_memory(unsigned long nr_pages);
 /* Try to grow memory after an allocation failed its watermark. */
-bool mm_try_grow(unsigned int order);
+bool mm_try_grow(unsigned int order, unsigned long *seen);
 bool mm_growable(void);
 unsigned long mm_spanned_pages(void);
 
@@ -352,7 +360,9 @@ extern unsigned long page_reporting_delay_ms;
  * background thread, a program that frees and then sleeps would keep the
  * memory; so when more than half of the memory online is free (a program
  * that has let go of most of its memory) and more than 64 MiB of it is not
- * yet reported, the free reports at once.
+ * yet reported and in blocks a pass would report, the free reports at once.
+ * (Only those: smaller fragments never go back, so counting them would make
+ * every high-order free report at once, the churn the delay is there for.)
  */
 static inline bool page_reporting_wanted(struct zone *zone)
 {
@@ -363,9 +373,9 @@ static inline bool page_reporting_wanted(struct zone *zone)
 	if (os_now_ns() - __atomic_load_n(&zone->report_since_ns, __ATOMIC_RELAXED) >=
 	    page_reporting_delay_ms * 1000000ull)
 		return true;
-	long free = global_zone_page_state(NR_FREE_PAGES);
-	return free - global_zone_page_state(NR_FREE_REPORTED) > (long)PAGE_REPORTING_AT_ONCE_MIN &&
-	       (unsigned long)free > mm_online_pages() / 2;
+	return __atomic_load_n(&zone->nr_unreported_high, __ATOMIC_RELAXED) >
+		       (long)PAGE_REPORTING_AT_ONCE_MIN &&
+	       (unsigned long)global_zone_page_state(NR_FREE_PAGES) > mm_online_pages() / 2;
 }
 
 /* Report every pending block now, whatever the delay (malloc_trim, tests). */

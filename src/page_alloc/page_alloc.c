@@ -9,6 +9,7 @@
  * without any lock.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -34,6 +35,13 @@ kmem_param("page_alloc.tail_placement", tail_placement, bool,
 
 /* ---- free lists ---------------------------------------------------- */
 
+/* Under zone->lock; read without it by page_reporting_wanted(). */
+static inline void account_unreported_high(struct zone *zone, long delta)
+{
+	__atomic_store_n(&zone->nr_unreported_high, zone->nr_unreported_high + delta,
+			 __ATOMIC_RELAXED);
+}
+
 static void add_to_free_list(struct page *page, struct zone *zone,
 			     unsigned int order, int mt, bool tail)
 {
@@ -50,6 +58,8 @@ static void add_to_free_list(struct page *page, struct zone *zone,
 	mod_zone_page_state(NR_FREE_PAGES, 1L << order);
 	if (PageReported(page))
 		mod_zone_page_state(NR_FREE_REPORTED, 1L << order);
+	else if (order >= page_reporting_order)
+		account_unreported_high(zone, 1L << order);
 }
 
 /* Leaves PG_reported alone: the caller knows whether the memory is still zero. */
@@ -66,6 +76,8 @@ static void del_page_from_free_list(struct page *page, struct zone *zone,
 	mod_zone_page_state(NR_FREE_PAGES, -(1L << order));
 	if (PageReported(page))
 		mod_zone_page_state(NR_FREE_REPORTED, -(1L << order));
+	else if (order >= page_reporting_order)
+		account_unreported_high(zone, -(1L << order));
 }
 
 static void move_to_free_list(struct page *page, struct zone *zone,
@@ -484,8 +496,9 @@ static int sysctl_vm_check(const char *name, unsigned long val)
 		return val >= 1 && val <= (1UL << 30) ? 0 : -EINVAL;
 	if (!strcmp(name, "watermark_scale_factor"))
 		return val >= 1 && val <= 3000 ? 0 : -EINVAL;
+	/* proc_dointvec_minmax: an int, so nothing above INT_MAX. */
 	if (!strcmp(name, "percpu_pagelist_high_fraction"))
-		return !val || val >= 8 ? 0 : -EINVAL;
+		return !val || (val >= 8 && val <= INT_MAX) ? 0 : -EINVAL;
 	return -ENOENT;
 }
 
@@ -495,7 +508,7 @@ int check_sysctl_vm_params(void)
 	    sysctl_vm_check("watermark_scale_factor", watermark_scale_factor) ||
 	    sysctl_vm_check("percpu_pagelist_high_fraction", percpu_pagelist_high_fraction)) {
 		pr_err("sysctl.vm.*: value out of range (min_free_kbytes 1..1G, "
-		       "watermark_scale_factor 1..3000, percpu_pagelist_high_fraction 0 or >= 8)\n");
+		       "watermark_scale_factor 1..3000, percpu_pagelist_high_fraction 0 or 8..INT_MAX)\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -728,10 +741,30 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order, bool u
 	struct zone *zone = &zone_normal;
 	unsigned int alloc_flags = gfp_to_alloc_flags(gfp);
 	bool may_grow = !quiet_try(gfp);
+	unsigned long seen = mm_grow_seq();
 	struct page *page;
 
+	/*
+	 * Memory may have grown since the attempt that brought us here
+	 * failed: retry against the size seen now, so that threads failing
+	 * together grow it once (mm_try_grow() compares the size).
+	 */
+	if (may_grow && mm_growable() &&
+	    (page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, use_pcp)))
+		return page;
+
 	for (int attempt = 0; attempt < 4; attempt++) {
-		if (may_grow && mm_try_grow(order)) {
+		/*
+		 * Blocks isolated for reporting come back in microseconds;
+		 * memory grown for them would stay for good.
+		 */
+		if (atomic_load_explicit(&zone->nr_isolated_report, memory_order_acquire)) {
+			wait_for_reporting(zone);
+			page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, use_pcp);
+			if (page)
+				return page;
+		}
+		if (may_grow && mm_try_grow(order, &seen)) {
 			page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, use_pcp);
 			if (page)
 				return page;

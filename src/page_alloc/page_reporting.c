@@ -24,8 +24,15 @@ kmem_param("page_reporting.delay_ms", page_reporting_delay_ms, ulong,
 /* Reported blocks sit at list tails; stop looking after this many. */
 #define REPORT_SCAN_MAX 256
 
+/*
+ * Isolated blocks are off the free lists while the OS is told: take only
+ * what leaves the free pages above the high watermark, so that allocations
+ * meanwhile pass theirs and do not grow memory for the moment (the kernel
+ * checks low + a whole batch before a pass; kmem's mem= can be small).
+ */
 static int isolate_unreported(struct zone *zone, struct page **pages, unsigned int *orders)
 {
+	long room = global_zone_page_state(NR_FREE_PAGES) - (long)wmark_pages(zone, WMARK_HIGH);
 	int n = 0;
 
 	for (int order = MAX_PAGE_ORDER; order >= (int)page_reporting_order; order--) {
@@ -41,6 +48,8 @@ static int isolate_unreported(struct zone *zone, struct page **pages, unsigned i
 					break;
 				if (PageReported(page))
 					continue;
+				if ((room -= 1L << order) < 0)
+					return n;
 				pages[n] = page;
 				orders[n] = (unsigned int)order;
 				if (++n == REPORT_BATCH)
@@ -77,6 +86,8 @@ void page_reporting_process(struct zone *zone)
 			area_count(&area->nr_free, -1);
 			area_count(&area->nr_free_mt[mt], -1);
 			mod_zone_page_state(NR_FREE_PAGES, -(1L << orders[i]));
+			__atomic_store_n(&zone->nr_unreported_high,
+					 zone->nr_unreported_high - (1L << orders[i]), __ATOMIC_RELAXED);
 			nr_pages += 1L << orders[i];
 		}
 		atomic_fetch_add_explicit(&zone->nr_isolated_report, nr_pages, memory_order_release);
