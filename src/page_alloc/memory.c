@@ -88,18 +88,6 @@ static int __online_memory(unsigned long nr_pages)
 	return 0;
 }
 
-int online_memory(unsigned long nr_pages)
-{
-	kmem_lock(&hotplug_lock);
-	unsigned long before = mm_online_pages();
-	int rc = __online_memory(nr_pages);
-	unsigned long added = mm_online_pages() - before;
-	kmem_unlock(&hotplug_lock);
-	if (!rc)
-		count_vm_events_global(MEMORY_HOTPLUG_PAGES, added);
-	return rc;
-}
-
 /*
  * @seen: mm_grow_seq() as the caller saw it before the allocation that
  * failed.  Threads that fail together each come here: the first grows, the

@@ -304,7 +304,6 @@ static inline void area_count(unsigned long *counter, long delta)
 /* Boot: reserve and online physical memory, set up the zone. */
 int mm_core_init(void);
 /* Bring @nr_pages more pages online (memory hotplug); 0 or -ENOMEM. */
-int online_memory(unsigned long nr_pages);
 /* Try to grow memory after an allocation failed its watermark. */
 bool mm_try_grow(unsigned int order, unsigned long *seen);
 bool mm_growable(void);
