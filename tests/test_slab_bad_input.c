@@ -507,6 +507,41 @@ KTEST(create_with_bad_arguments)
 	KT_ASSERT(kmalloc_ok());
 }
 
+/*
+ * A cache that can never merge has a sysfs directory of its name, so the
+ * name must be free: the kernel's sysfs_slab_add() fails with -EEXIST and
+ * so does the create.  (Before, both caches existed and sysfs showed only
+ * the first.)  A mergeable one may share a name, as in the kernel.
+ */
+KTEST(create_with_a_taken_name)
+{
+	struct kmem_cache *a = kmem_cache_create("dup_name", 100, 0, SLAB_NO_MERGE, NULL), *b = NULL;
+	KT_ASSERT(a);
+	BAD(b = kmem_cache_create("dup_name", 200, 0, SLAB_NO_MERGE, NULL), "kmem_cache_create(dup_name) failed with error -17");
+	KT_ASSERT(!b);
+	/* Also when only the new one cannot merge, and for a kmalloc cache's name. */
+	BAD(b = kmem_cache_create("kmalloc-64", 64, 0, SLAB_NO_MERGE, NULL), "kmem_cache_create(kmalloc-64) failed with error -17");
+	KT_ASSERT(!b);
+	char buf[32];
+	KT_ASSERT(kmem_read("/sys/kernel/slab/dup_name/object_size", buf, sizeof(buf)) > 0);
+	KT_EXPECT(atoi(buf) == 100);
+	kmem_cache_destroy(a);
+	/* Free again once the first is gone. */
+	unsigned long reports = kmem_report_count();
+	b = kmem_cache_create("dup_name", 200, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(b && cache_ok(b));
+	KT_ASSERT(kmem_read("/sys/kernel/slab/dup_name/object_size", buf, sizeof(buf)) > 0);
+	KT_EXPECT(atoi(buf) == 200);
+	kmem_cache_destroy(b);
+	/* Mergeable: two of a name merge into one cache, no report. */
+	a = kmem_cache_create("dup_merge", 72, 0, 0, NULL);
+	b = kmem_cache_create("dup_merge", 72, 0, 0, NULL);
+	KT_ASSERT(a && b);
+	kmem_cache_destroy(b);
+	kmem_cache_destroy(a);
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
 static void panic_create(void *arg)
 {
 	const char *name = arg;

@@ -121,6 +121,35 @@ static void remove_aliases(struct kmem_cache *s, const char *name)
 	}
 }
 
+/*
+ * Is @name a cache's or an alias's?  Caller holds slab_mutex.  A cache that
+ * can never merge has a sysfs directory of that name, which the kernel's
+ * sysfs_slab_add() fails to create (-EEXIST) when the name is taken.
+ */
+static bool cache_name_taken(const char *name)
+{
+	struct kmem_cache *s;
+	struct slab_alias *a;
+
+	list_for_each_entry(s, &slab_caches, list)
+		if (!strcmp(s->name, name))
+			return true;
+	list_for_each_entry(a, &slab_aliases, list)
+		if (!strcmp(a->name, name))
+			return true;
+	return false;
+}
+
+static const char *create_error(int err)
+{
+	switch (err) {
+	case -EINVAL: return "bad name, size or alignment";
+	case -EEXIST: return "a cache of that name exists and this one cannot merge";
+	case -ENOSPC: return "too many caches";
+	default: return "out of memory";
+	}
+}
+
 static int check_create_args(const char *name, unsigned int size, unsigned int align)
 {
 	if (!name || !*name || strlen(name) >= KMEM_CACHE_NAME_MAX || strchr(name, '/') ||
@@ -146,6 +175,12 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 		goto out;
 
 	kmem_lock(&slab_mutex);
+	bool never_merge = slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE);
+	if (never_merge && cache_name_taken(name)) {
+		kmem_unlock(&slab_mutex);
+		err = -EEXIST;
+		goto out;
+	}
 	s = find_mergeable(size, align, flags, ctor);
 	if (s) {
 		err = add_alias(s, name);
@@ -183,12 +218,20 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 		goto out;
 	}
 	kmem_lock(&slab_mutex);
+	if (never_merge && cache_name_taken(name)) {
+		/* Another thread created the name meanwhile. */
+		kmem_unlock(&slab_mutex);
+		slub_cache_destroy(s);
+		s = NULL;
+		err = -EEXIST;
+		goto out;
+	}
 	list_add_tail(&s->list, &slab_caches);
 	kmem_unlock(&slab_mutex);
 out:
 	if (err) {
 		kmem_report("kmem_cache_create(%s) failed with error %d: %s\n", name ? name : "(null)", err,
-			    err == -EINVAL ? "bad name, size or alignment" : "out of memory");
+			    create_error(err));
 		if (flags & SLAB_PANIC) {
 			printk("Kernel panic - not syncing: kmem_cache_create: Failed to create slab '%s'. Error %d\n",
 			       name ? name : "(null)", err);
