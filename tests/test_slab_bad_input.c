@@ -542,6 +542,67 @@ KTEST(create_with_a_taken_name)
 	KT_EXPECT(kmem_report_count() == reports);
 }
 
+/*
+ * A write after free over the free pointer of an object on a debug cache's
+ * freelist: the kernel's consistency checks catch the bad pointer before
+ * handing it out, give up on the slab ("Marking all objects used") and
+ * allocate from another; validate cuts the chain where it breaks and sets
+ * the count right.  Either way: a report, and no crash or bad object.
+ */
+static struct kmem_cache *uaf_cache(const char *name, void **x, void **y)
+{
+	struct kmem_cache *s = kmem_cache_create(name, 100, 0, SLAB_NO_MERGE | SLAB_CONSISTENCY_CHECKS,
+						 NULL);
+	if (!s)
+		return NULL;
+	*x = kmem_cache_alloc(s, GFP);
+	*y = kmem_cache_alloc(s, GFP);
+	kmem_cache_free(s, *x);
+	kmem_cache_free(s, *y);
+	memset(*y, 0x41, 100);		/* after free: over y's free pointer, the freelist head's */
+	return s;
+}
+
+KTEST(write_after_free_over_a_debug_freelist)
+{
+	void *x, *y, *p, *q;
+	char path[64];
+
+	struct kmem_cache *s = uaf_cache("uaf_alloc", &x, &y);
+	KT_ASSERT(s);
+	unsigned long reports = kmem_report_count();
+	p = kmem_cache_alloc(s, GFP);		/* y, the head: its link is what was overwritten */
+	KT_EXPECT(p == y);
+	KT_EXPECT(kmem_report_count() == reports);
+	BAD(q = kmem_cache_alloc(s, GFP), "Freelist Pointer check fails");
+	KT_ASSERT(q);
+	KT_EXPECT(virt_to_slab(q) != virt_to_slab(y));	/* from another slab */
+	memset(q, 0, 100);
+	kmem_cache_free(s, q);
+	kmem_cache_free(s, p);
+	KT_ASSERT(cache_ok(s));
+
+	struct kmem_cache *v = uaf_cache("uaf_validate", &x, &y);
+	KT_ASSERT(v);
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/validate", "uaf_validate");
+	reports = kmem_report_count();
+	KT_ASSERT_EQ(kmem_write(path, "1"), 0);
+	KT_EXPECT(kmem_report_count() == reports + 2);	/* the chain, then the count */
+	/* Fixed: validate finds nothing more, allocation goes on. */
+	reports = kmem_report_count();
+	KT_ASSERT_EQ(kmem_write(path, "1"), 0);
+	KT_EXPECT(kmem_report_count() == reports);
+	p = kmem_cache_alloc(v, GFP);
+	q = kmem_cache_alloc(v, GFP);
+	KT_ASSERT(p && q && p != q);
+	KT_EXPECT(p == y);
+	memset(q, 0, 100);
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_free(v, q);
+	kmem_cache_free(v, p);
+	KT_ASSERT(cache_ok(v));
+}
+
 static void panic_create(void *arg)
 {
 	const char *name = arg;

@@ -1162,26 +1162,55 @@ int slub_cpu_partial_per_thread(struct kmem_cache *s, unsigned int *slabs, int m
 long slub_validate(struct kmem_cache *s)
 {
 	struct kmem_cache_node *n = &s->node;
-	struct slab *slab;
+	struct slab *slab, *tmp;
 	long errors = 0;
 
 	slub_flush_this_thread(s);
+	/*
+	 * A debug cache's slabs change only under list_lock, so what is
+	 * found is also fixed, as the kernel's on_freelist() does: the chain
+	 * cut before a bad pointer, the count set to what was counted.  Other
+	 * caches' slabs take lockless frees meanwhile: reported only.
+	 */
+	bool fix = kmem_cache_debug(s);
 	kmem_lock(&n->list_lock);
-	list_for_each_entry(slab, &n->partial, slab_list) {
+	list_for_each_entry_safe(slab, tmp, &n->partial, slab_list) {
 		uint64_t st = slab_state(slab);
 		unsigned int nfree = 0, objects = ss_objects(st);
+		void *prev = NULL;
 		for (void *p = ss_freelist(slab, st); p && nfree <= objects; p = get_freepointer(s, p)) {
 			if (!slab_obj_valid(s, slab, p)) {
-				kmem_report("BUG %s (Not tainted): Freechain corrupt\n", s->name);
 				errors++;
+				if (fix && prev) {
+					set_freepointer(s, prev, NULL);
+					kmem_report("BUG %s (Not tainted): Freechain corrupt\n"
+						    "FIX %s: Freechain cut after %p\n", s->name, s->name, prev);
+				} else if (fix) {
+					kmem_report("BUG %s (Not tainted): Freepointer corrupt\n"
+						    "FIX %s: Freelist cleared, marking all objects used\n",
+						    s->name, s->name);
+					slab_mark_all_used(slab);
+					remove_partial(n, slab);
+					nfree = 0;
+					st = slab_state(slab);
+				} else {
+					kmem_report("BUG %s (Not tainted): Freechain corrupt\n", s->name);
+				}
 				break;
 			}
+			prev = p;
 			nfree++;
 		}
 		if (nfree != objects - ss_inuse(st)) {
-			kmem_report("BUG %s (Not tainted): Wrong object count. Counter is %u but counted were %u\n",
-				    s->name, ss_inuse(st), objects - nfree);
+			kmem_report("BUG %s (Not tainted): Wrong object count. Counter is %u but counted were %u\n%s%s%s",
+				    s->name, ss_inuse(st), objects - nfree, fix ? "FIX " : "",
+				    fix ? s->name : "", fix ? ": Object count adjusted\n" : "");
 			errors++;
+			if (fix)
+				atomic_store_explicit(&slab->state,
+						      ss_make(slab, ss_freelist(slab, st), objects - nfree,
+							      objects, false),
+						      memory_order_release);
 		}
 		if (ss_frozen(st)) {
 			kmem_report("BUG %s (Not tainted): frozen slab on the node partial list\n", s->name);

@@ -15,13 +15,40 @@
 #include "core/printk.h"
 #include "slab/slub_internal.h"
 
-/* Pop one object off @slab's freelist; list_lock held. */
+/*
+ * Give up on a slab whose freelist is corrupt (the kernel's "Marking all
+ * objects used"): no free object of it can be trusted, so all count as
+ * used; the caller takes it off the partial list.  Its live objects can
+ * still be freed.  list_lock held.
+ */
+void slab_mark_all_used(struct slab *slab)
+{
+	uint64_t st = slab_state(slab);
+
+	atomic_store_explicit(&slab->state, ss_make(slab, NULL, ss_objects(st), ss_objects(st), false),
+			      memory_order_release);
+}
+
+/*
+ * Pop one object off @slab's freelist; list_lock held.  Its head must be
+ * an object of the slab (kernel check_valid_pointer() in
+ * alloc_consistency_checks()): a write after free can have replaced it.
+ * NULL then, with the slab given up.
+ */
 static void *take_one(struct kmem_cache *s, struct slab *slab)
 {
 	uint64_t st = slab_state(slab);
 	void *obj = ss_freelist(slab, st);
-	void *next = get_freepointer(s, obj);
 
+	if (unlikely(!slab_obj_valid(s, slab, obj))) {
+		kmem_report("BUG %s (Not tainted): Freelist Pointer check fails\n"
+			    "INFO: Slab %p: free pointer %p is not an object of it (written after free?)\n"
+			    "FIX %s: Marking all objects used\n",
+			    s->name, (void *)slab, obj, s->name);
+		slab_mark_all_used(slab);
+		return NULL;
+	}
+	void *next = get_freepointer(s, obj);
 	atomic_store_explicit(&slab->state, ss_make(slab, next, ss_inuse(st) + 1, ss_objects(st), false),
 			      memory_order_release);
 	return obj;
@@ -34,11 +61,13 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	void *obj, *freelist;
 
 	kmem_lock(&n->list_lock);
-	if (!list_empty(&n->partial)) {
+	while (!list_empty(&n->partial)) {
 		slab = list_first_entry(&n->partial, struct slab, slab_list);
 		obj = take_one(s, slab);
 		if (!ss_freelist(slab, slab_state(slab)))
 			remove_partial(n, slab);
+		if (!obj)
+			continue;
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, ALLOC_FROM_PARTIAL, 1);
 		return obj;
