@@ -489,6 +489,14 @@ KTEST(create_with_bad_arguments)
 	KT_ASSERT(!s);
 	BAD(s = kmem_cache_create("bad name", 64, 0, 0, NULL), "bad name");
 	KT_ASSERT(!s);
+	BAD(s = kmem_cache_create("..", 64, 0, SLAB_NO_MERGE, NULL), "kmem_cache_create(..)");
+	KT_ASSERT(!s);
+	BAD(s = kmem_cache_create(".", 64, 0, SLAB_NO_MERGE, NULL), "kmem_cache_create(.)");
+	KT_ASSERT(!s);
+	BAD(s = kmem_cache_create("bad\nline", 64, 0, SLAB_NO_MERGE, NULL), "bad");
+	KT_ASSERT(!s);
+	BAD(s = kmem_cache_create("bad\ttab", 64, 0, SLAB_NO_MERGE, NULL), "bad");
+	KT_ASSERT(!s);
 
 	/* The limits themselves are fine: KMALLOC_MAX_SIZE objects, page alignment. */
 	unsigned long reports = kmem_report_count();

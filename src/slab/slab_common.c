@@ -150,10 +150,21 @@ static const char *create_error(int err)
 	}
 }
 
+/* A name a sysfs directory and a slabinfo column can hold. */
+static bool bad_cache_name(const char *name)
+{
+	if (!name || !*name || strlen(name) >= KMEM_CACHE_NAME_MAX || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return true;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		if (*c == '/' || *c <= ' ' || *c == 0x7f)
+			return true;
+	return false;
+}
+
 static int check_create_args(const char *name, unsigned int size, unsigned int align)
 {
-	if (!name || !*name || strlen(name) >= KMEM_CACHE_NAME_MAX || strchr(name, '/') ||
-	    strchr(name, ' '))
+	if (bad_cache_name(name))
 		return -EINVAL;
 	if (!size || size > KMALLOC_MAX_SIZE)
 		return -EINVAL;
