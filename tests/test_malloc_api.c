@@ -674,6 +674,58 @@ KTEST(huge_64mib)
 	k_free(p);
 }
 
+/*
+ * Freed blocks over 4 MiB are kept mapped for reuse (malloc.huge_retain_mb,
+ * 64 by default, none over half of it): the next block of about that size
+ * is the same mapping, without an mmap or page faults.  calloc never gets
+ * one (a fresh mapping reads as zeroes), nor does a block much smaller.
+ * malloc_trim() unmaps them.
+ */
+KTEST(huge_blocks_are_reused)
+{
+	size_t n = 8 * MiB;
+	unsigned char *p = k_malloc(n);
+
+	KT_ASSERT(p != NULL);
+	memset(p, 0xa5, n);
+	k_free(p);
+	unsigned char *q = k_malloc(n - 100 * 1024);	/* a little smaller: the same block */
+	KT_EXPECT(q == p);
+	KT_ASSERT(q != NULL);
+	q[0] = 1;
+	KT_EXPECT(k_usable(q) >= n - 100 * 1024);
+	k_free(q);
+
+	unsigned char *z = k_calloc(n, 1);		/* zeroes: a fresh mapping */
+	KT_ASSERT(z != NULL);
+	for (size_t i = 0; i < n; i += 4093)
+		if (z[i]) {
+			KT_FAIL("calloc(8 MiB) after a retained block: byte %zu not zero", i);
+			break;
+		}
+	unsigned char *r = k_malloc(5 * MiB);		/* much smaller: not the 8 MiB one */
+	KT_ASSERT(r != NULL);
+	KT_EXPECT(r != p);
+	k_free(r);
+	k_free(z);
+
+	/* Twenty 8 MiB blocks freed: at most 64 MiB stay resident. */
+	unsigned char *v[20];
+	for (int i = 0; i < 20; i++) {
+		v[i] = k_malloc(n);
+		KT_ASSERT(v[i] != NULL);
+		memset(v[i], i, n);
+	}
+	unsigned long with = rss_bytes();
+	for (int i = 0; i < 20; i++)
+		k_free(v[i]);
+	unsigned long after = rss_bytes();
+	KT_EXPECT(with - after >= 20 * n - 64 * MiB - 8 * MiB);
+	malloc_trim(0);
+	unsigned long trimmed = rss_bytes();
+	KT_EXPECT(after - trimmed >= 32 * MiB);
+}
+
 KTEST(impossible_sizes)
 {
 	static const size_t sizes[] = { SIZE_MAX, SIZE_MAX - 4096, SIZE_MAX / 2 + 1, (size_t)1 << 50,

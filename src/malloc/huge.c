@@ -4,10 +4,33 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/cmdline.h"
 #include "malloc/huge.h"
 #include "platform/os.h"
 
 #define HUGE_PAGE 4096UL
+
+/*
+ * Freed mappings kept for reuse: a program that allocates and frees a
+ * block over 4 MiB in a loop would otherwise pay an mmap, an munmap and a
+ * page fault per page each time (about 20x glibc, whose mmap threshold
+ * rises after the first such free).  At most HUGE_RETAIN_MAX of them, none
+ * bigger than half the budget, and for at most HUGE_RETAIN_NS: an idle
+ * program's RSS still falls back on its next allocator call after that,
+ * or on malloc_trim().
+ */
+#define HUGE_RETAIN_MAX	8
+#define HUGE_RETAIN_NS	1000000000ull
+
+static unsigned long huge_retain_mb = 64;
+kmem_param("malloc.huge_retain_mb", huge_retain_mb, ulong,
+	   "MiB of freed blocks over 4 MiB kept mapped for reuse (0: unmap at once)");
+
+struct retained {
+	uintptr_t map;
+	size_t len;
+	unsigned long long freed_ns;
+};
 
 struct huge_entry {
 	uintptr_t addr;		/* what the user got; 0 = empty, 1 = deleted */
@@ -20,6 +43,9 @@ static kmem_lock_t huge_lock = KMEM_LOCK_INIT;
 static struct huge_entry *table;
 static size_t capacity, used, tombstones;
 static size_t nr_huge, huge_bytes;
+static struct retained retained[HUGE_RETAIN_MAX];	/* oldest first */
+static int nr_retained;
+static size_t retained_bytes;
 
 static size_t slot_of(uintptr_t addr, size_t cap)
 {
@@ -103,7 +129,63 @@ static void remove_entry(struct huge_entry *e)
 	tombstones++;
 }
 
-void *huge_alloc(size_t size, size_t align)
+/* Drop retained[i]; huge_lock held.  Returns it for the caller to unmap or reuse. */
+static struct retained take_retained(int i)
+{
+	struct retained r = retained[i];
+
+	retained_bytes -= r.len;
+	for (int j = i; j + 1 < nr_retained; j++)
+		retained[j] = retained[j + 1];
+	nr_retained--;
+	return r;
+}
+
+/*
+ * Move into @out (room for HUGE_RETAIN_MAX + 1) the retained mappings that
+ * are too old, or too many for one more of @len bytes; huge_lock held.
+ */
+static int expire_retained(unsigned long long now, size_t len, struct retained *out)
+{
+	size_t budget = huge_retain_mb << 20;
+	int n = 0;
+
+	while (nr_retained && (now - retained[0].freed_ns > HUGE_RETAIN_NS ||
+			       (len && (nr_retained == HUGE_RETAIN_MAX ||
+					retained_bytes + len > budget))))
+		out[n++] = take_retained(0);
+	return n;
+}
+
+static void unmap_all(const struct retained *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		munmap((void *)r[i].map, r[i].len);
+}
+
+/* A retained mapping of @len bytes or a little more (best fit), or 0. */
+static uintptr_t reuse_retained(size_t len)
+{
+	struct retained old[HUGE_RETAIN_MAX + 1];
+	int best = -1;
+
+	kmem_lock(&huge_lock);
+	int n = expire_retained(os_now_ns(), 0, old);
+	for (int i = 0; i < nr_retained; i++)
+		if (retained[i].len >= len && retained[i].len - len <= len / 4 &&
+		    (best < 0 || retained[i].len < retained[best].len))
+			best = i;
+	struct retained r = { 0 };
+	if (best >= 0)
+		r = take_retained(best);
+	kmem_unlock(&huge_lock);
+	unmap_all(old, n);
+	if (r.map && r.len > len)
+		munmap((char *)r.map + len, r.len - len);
+	return r.map;
+}
+
+void *huge_alloc(size_t size, size_t align, bool zero)
 {
 	if (align < HUGE_PAGE)
 		align = HUGE_PAGE;
@@ -114,7 +196,10 @@ void *huge_alloc(size_t size, size_t align)
 	if (len < size || len + align < len)
 		return NULL;
 	size_t map_len = align > HUGE_PAGE ? len + align : len;
-	char *map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* A fresh mapping reads as zeroes; a retained one holds what was written. */
+	char *map = align == HUGE_PAGE && !zero ? (char *)reuse_retained(len) : NULL;
+	if (!map)
+		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		return NULL;
 	uintptr_t addr = ((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1);
@@ -149,9 +234,32 @@ bool huge_free(void *p)
 	}
 	struct huge_entry copy = *e;
 	remove_entry(e);
+	struct retained old[HUGE_RETAIN_MAX + 1];
+	int n = 0;
+	/* Plain mappings only: an aligned one would not fit an unaligned request's reuse. */
+	if (copy.map == copy.addr && copy.map_len <= (huge_retain_mb << 20) / 2) {
+		unsigned long long now = os_now_ns();
+		n = expire_retained(now, copy.map_len, old);
+		retained[nr_retained++] = (struct retained){ copy.map, copy.map_len, now };
+		retained_bytes += copy.map_len;
+	} else {
+		old[n++] = (struct retained){ copy.map, copy.map_len, 0 };
+	}
 	kmem_unlock(&huge_lock);
-	munmap((void *)copy.map, copy.map_len);
+	unmap_all(old, n);
 	return true;
+}
+
+void huge_trim(void)
+{
+	struct retained old[HUGE_RETAIN_MAX];
+	int n = 0;
+
+	kmem_lock(&huge_lock);
+	while (nr_retained)
+		old[n++] = take_retained(0);
+	kmem_unlock(&huge_lock);
+	unmap_all(old, n);
 }
 
 size_t huge_usable_size(const void *p)

@@ -2,7 +2,8 @@
 /*
  * Allocations above KMALLOC_MAX_SIZE (4 MiB, the largest buddy block) are
  * their own mappings, recorded in a small hash table so free() can tell
- * them from pointers kmem never handed out.
+ * them from pointers kmem never handed out.  A few freed ones are kept
+ * for reuse (malloc.huge_retain_mb).
  */
 #ifndef KMEM_MALLOC_HUGE_H
 #define KMEM_MALLOC_HUGE_H
@@ -10,7 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-void *huge_alloc(size_t size, size_t align);
+/* @zero: must read as zeroes (a fresh mapping does; a retained one would not). */
+void *huge_alloc(size_t size, size_t align, bool zero);
 /* true if @p was a huge allocation (now freed). */
 bool huge_free(void *p);
 /* Usable size of a huge allocation, 0 if @p is not one. */
@@ -18,6 +20,8 @@ size_t huge_usable_size(const void *p);
 /* Resize in place or move (mremap); NULL on failure, @p untouched. */
 void *huge_realloc(void *p, size_t size);
 void huge_stats(size_t *nr, size_t *bytes);
+/* Unmap the freed mappings kept for reuse (malloc_trim()). */
+void huge_trim(void);
 void huge_fork_prepare(void);
 void huge_fork_parent(void);
 void huge_fork_child(void);

@@ -47,8 +47,8 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 	} else {
 		if (kmem_boot())
 			return NULL;
-		p = huge_alloc(size, 0);
-		/* Mappings arrive zeroed: __GFP_ZERO needs nothing more. */
+		/* Fresh mappings arrive zeroed: __GFP_ZERO takes no retained one. */
+		p = huge_alloc(size, 0, gfp & __GFP_ZERO);
 	}
 	if (unlikely(!p))
 		errno = ENOMEM;
@@ -222,7 +222,7 @@ static void *alloc_aligned(size_t align, size_t size)
 	} else {
 		if (kmem_boot())
 			return NULL;
-		p = huge_alloc(size, align);
+		p = huge_alloc(size, align, false);
 	}
 	if (!p)
 		errno = ENOMEM;
@@ -304,6 +304,7 @@ MALLOC_API int malloc_trim(size_t pad)
 	malloc_classes_shrink();
 	drain_local_pages();
 	page_reporting_flush();
+	huge_trim();
 	return 1;
 }
 
