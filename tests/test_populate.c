@@ -4,8 +4,9 @@
  * page_alloc.populate): observed with mincore(), which says which pages of
  * kmem's memory the OS has made resident.
  *
- *  - The first slab in fresh memory brings its whole 64 KiB group in
- *    (16 pages resident); with page_alloc.populate=0 only what was touched.
+ *  - A new slab in fresh memory brings its whole 64 KiB group in (16 pages
+ *    resident); with page_alloc.populate=0 only what was touched.  Not a
+ *    thread's first slab of a cache: only from its second on.
  *  - Memory given back to the OS by page reporting is fresh again: not
  *    resident, its groups unmarked, and the next slab there populates anew.
  */
@@ -80,6 +81,43 @@ KTEST(first_slab_populates_its_group)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(populate_on, NULL));
 	KT_ASSERT_CHILD_OK(kt_fork(populate_off, NULL));
+}
+
+/*
+ * Not a thread's very first slab of a cache: a thread that takes one slab
+ * each of many caches would fault in groups it never uses.  64-byte
+ * objects: one slab (64 objects) fills the first sheaf refill; the group
+ * is populated from the thread's second slab on.
+ */
+static void first_slab_of_a_thread(void *arg)
+{
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M"), 0);
+	struct kmem_cache *s = kmem_cache_create("kt_populate_64", 64, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	void *x = kmem_cache_alloc(s, GFP_KERNEL);
+	KT_ASSERT(x);
+	KT_ASSERT_EQ(1 << compound_order(slab_page(virt_to_slab(x))), 1);
+	int first = resident(group_start(x), GROUP_PAGES);
+	KT_EXPECT(first >= 1 && first < GROUP_PAGES);
+	/* Enough for a second slab, in the same fresh group. */
+	enum { N = 200 };
+	void *more[N];
+	struct slab *slab0 = virt_to_slab(x);
+	void *second = NULL;
+	for (int i = 0; i < N; i++) {
+		more[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		KT_ASSERT(more[i]);
+		if (!second && virt_to_slab(more[i]) != slab0)
+			second = more[i];
+	}
+	KT_ASSERT(second);
+	KT_EXPECT(resident(group_start(second), GROUP_PAGES) == GROUP_PAGES);
+}
+
+KTEST(a_threads_first_slab_of_a_cache_is_not_populated)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(first_slab_of_a_thread, NULL));
 }
 
 static void reported_memory_is_fresh_again(void *arg)

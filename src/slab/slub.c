@@ -162,8 +162,16 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 		if (fallback)
 			stat_s(s, c, ORDER_FALLBACK, 1);
 	}
-	/* A new slab is touched through at once (its freelist): fault it in in one go. */
-	populate_pages(page, oo_order(oo));
+	/*
+	 * A new slab is touched through at once (its freelist): fault it in,
+	 * with the rest of its 64 KiB group, in one go.  Not a thread's first
+	 * slab of the cache: a thread that allocates a little from many
+	 * caches would fault in whole groups it never uses (1000 threads, one
+	 * object in each of 10 classes: RSS 257 -> 208 MB); one that goes on
+	 * gets it from its second.
+	 */
+	if (c && c->stat[ALLOC_SLAB])
+		populate_pages(page, oo_order(oo));
 	struct slab *slab = page_slab(page);
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELAXED);
 	*objects = oo_objects(oo);
