@@ -118,7 +118,7 @@ static int check_row(unsigned int rowno, const char *kname, const unsigned long 
 	    oo_objects(s->oo) != v[C_OBJS] || s->min_partial != v[C_MINPART] ||
 	    s->cpu_partial != v[C_CPUPART] || s->align != v[C_ALIGN] ||
 	    s->object_size != v[C_OBJSZ]) {
-		KT_FAIL("%s%s: slab_size %u/%lu order %u/%lu objs %u/%lu min_partial %u/%lu "
+		KT_FAIL("%s%s: slab_size %u/%lu order %u/%lu objs %u/%lu min_partial %lu/%lu "
 			"cpu_partial %u/%lu align %u/%lu (live/kernel)", kname, ctor ? " (ctor)" : "",
 			s->size, v[C_SLABSZ], oo_order(s->oo), v[C_ORDER], oo_objects(s->oo),
 			v[C_OBJS], s->min_partial, v[C_MINPART], s->cpu_partial, v[C_CPUPART],

@@ -466,6 +466,11 @@ KTEST(min_partial_and_cpu_partial)
 	KT_EXPECT(wr("kt_fs_256", "min_partial", "0x10") == -EINVAL);
 	KT_EXPECT(wr("kt_fs_256", "min_partial", "") == -EINVAL);
 	KT_EXPECT(wr("kt_fs_256", "min_partial", "99999999999999999999999") == -ERANGE);
+	/* An unsigned long (kstrtoul), not an unsigned int. */
+	KT_EXPECT(wr("kt_fs_256", "min_partial", "4294967296") == 0);
+	EXPECT_ATTR("kt_fs_256", "min_partial", "4294967296\n");
+	KT_EXPECT(wr("kt_fs_256", "min_partial", "18446744073709551615") == 0);
+	EXPECT_ATTR("kt_fs_256", "min_partial", "18446744073709551615\n");
 	KT_EXPECT(wr("kt_fs_256", "min_partial", "5") == 0);
 	EXPECT_ATTR("kt_fs_256", "min_partial", "5\n");
 

@@ -91,7 +91,7 @@ struct kmem_cache {
 
 	struct kmem_cache_order_objects oo;	/* preferred slab order and objects */
 	struct kmem_cache_order_objects min;	/* fallback when oo's order fails */
-	unsigned int min_partial;
+	unsigned long min_partial;		/* an unsigned long in the kernel: any value */
 	unsigned int cpu_partial;		/* objects (sysfs) */
 	unsigned int cpu_partial_slabs;		/* derived */
 	unsigned int min_free_watermark;	/* slab_thrash_ratio, in objects */

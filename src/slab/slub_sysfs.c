@@ -255,13 +255,13 @@ SHOW(slabs_cpu_partial)
 	seq_putc(sb, '\n');
 }
 
-SHOW(min_partial) { seq_printf(sb, "%lu\n", (unsigned long)__atomic_load_n(&s->min_partial, __ATOMIC_RELAXED)); }
+SHOW(min_partial) { seq_printf(sb, "%lu\n", __atomic_load_n(&s->min_partial, __ATOMIC_RELAXED)); }
 
-/* Any value, unclamped, as since Linux 5.16. */
+/* Any unsigned long, unclamped, as since Linux 5.16. */
 STORE(min_partial)
 {
-	unsigned int min;
-	int rc = parse_uint(buf, &min);
+	unsigned long min;
+	int rc = parse_ulong(buf, &min);
 
 	if (!rc)
 		__atomic_store_n(&s->min_partial, min, __ATOMIC_RELAXED);
