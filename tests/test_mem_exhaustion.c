@@ -25,6 +25,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -577,6 +578,51 @@ static void reserve_under_rlimit_as(void *arg)
 KTEST(address_space_limit_leaves_room)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(reserve_under_rlimit_as, NULL));
+}
+
+/*
+ * A program that used up every pthread key before kmem booted still gets
+ * memory (before, the boot failed and every allocation with it): kmem
+ * warns that threads' caches stay with them when they exit.
+ */
+static void *alloc_and_exit(void *arg)
+{
+	void **out = arg;
+
+	*out = kmalloc(100, GFP_KERNEL);
+	return NULL;
+}
+
+static void boot_without_keys(void *arg)
+{
+	(void)arg;
+	pthread_key_t k;
+	int n = 0;
+	while (!pthread_key_create(&k, NULL))
+		n++;
+	KT_ASSERT(n > 0);
+	int rc;
+	char *out = kt_init_captured("mem=64M", &rc);
+	KT_ASSERT_EQ(rc, 0);
+	KT_EXPECT(out && strstr(out, "no pthread key left"));
+	free(out);
+	void *p = kmalloc(100, GFP_KERNEL);
+	KT_ASSERT(p);
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	KT_ASSERT(page);
+	__free_pages(page, 0);
+	void *q = NULL;
+	pthread_t t;
+	KT_ASSERT_EQ(pthread_create(&t, NULL, alloc_and_exit, &q), 0);
+	pthread_join(t, NULL);
+	KT_ASSERT(q);
+	kfree(q);
+	kfree(p);
+}
+
+KTEST(boots_with_no_pthread_key_left)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(boot_without_keys, NULL));
 }
 #endif
 

@@ -12,6 +12,7 @@ enum { PCP_NONE, PCP_LIVE, PCP_DEAD };
 static __thread int pcp_state __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t pcp_key;
+static bool pcp_key_ok;		/* false: no key was left (pcp_init()) */
 static kmem_lock_t pcp_registry_lock = KMEM_LOCK_INIT;
 static struct list_head pcp_registry = LIST_HEAD_INIT(pcp_registry);
 static struct metapool pcp_pool = METAPOOL_INIT(sizeof(struct per_cpu_pages));
@@ -153,7 +154,8 @@ struct per_cpu_pages *pcp_get(void)
 	/* Live before pthread_setspecific(), which may calloc() (keys >= 32). */
 	pcp_state = PCP_LIVE;
 	this_pcp = pcp;
-	pthread_setspecific(pcp_key, pcp);
+	if (pcp_key_ok)
+		pthread_setspecific(pcp_key, pcp);
 	return pcp;
 }
 
@@ -167,9 +169,18 @@ void pcp_for_each(void (*fn)(const struct per_cpu_pages *pcp, void *arg), void *
 	kmem_unlock(&pcp_registry_lock);
 }
 
+/*
+ * A program that used up every pthread key before kmem booted still gets
+ * memory: only a thread's pcp pages then stay on its lists when it exits.
+ */
 int pcp_init(void)
 {
-	return os_thread_exit_key_create(&pcp_key, pcp_thread_exit);
+	if (os_thread_exit_key_create(&pcp_key, pcp_thread_exit)) {
+		pr_warn("no pthread key left: a thread's per-cpu page lists are not drained when it exits\n");
+		return 0;
+	}
+	pcp_key_ok = true;
+	return 0;
 }
 
 /*

@@ -25,6 +25,7 @@ enum { SLUB_THREAD_NONE, SLUB_THREAD_LIVE, SLUB_THREAD_DEAD };
 static __thread int slub_thread_state __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t slub_key;
+static bool slub_key_ok;		/* false: no key was left (slub_init()) */
 static kmem_lock_t slub_threads_lock = KMEM_LOCK_INIT;
 struct slub_thread_node {
 	struct list_head node;
@@ -99,7 +100,8 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 		/* Live before pthread_setspecific(), which may calloc() (keys >= 32). */
 		slub_thread_state = SLUB_THREAD_LIVE;
 		slub_this = t = &h->t;
-		pthread_setspecific(slub_key, h);
+		if (slub_key_ok)
+			pthread_setspecific(slub_key, h);
 	}
 	struct kmem_cache_cpu *c = &t->cpu[s->index];
 	if (unlikely(c->cache != s)) {
@@ -1251,9 +1253,15 @@ int slub_set_cpu_partial(struct kmem_cache *s, unsigned int objects)
 	return 0;
 }
 
+/* As pcp_init(): with no pthread key left, only thread exit loses its flush. */
 int slub_init(void)
 {
-	return os_thread_exit_key_create(&slub_key, slub_thread_exit);
+	if (os_thread_exit_key_create(&slub_key, slub_thread_exit)) {
+		pr_warn("no pthread key left: a thread's cached objects stay in its sheaves when it exits\n");
+		return 0;
+	}
+	slub_key_ok = true;
+	return 0;
 }
 
 /* Other threads' cpu slabs stay frozen in the child: their objects are lost to it. */
