@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -498,28 +499,46 @@ KTEST(threads_failing_together_grow_memory_once)
 
 /*
  * A reporting pass takes blocks off the free lists while the OS is told.
- * An allocation meanwhile must not grow memory for them: the pass leaves
- * the free pages above the high watermark, and the slow path waits for it
- * before growing.  (If the allocating thread misses the pass's window, the
- * case checks nothing: it cannot fail then.)
+ * Allocations meanwhile must not grow memory for them (it would stay for
+ * good): the pass leaves the free pages above the high watermark, so an
+ * ordinary allocation passes its watermark, and one that still fails (no
+ * free block of its order: all are isolated) waits for the pass before it
+ * may grow.  page_reporting_isolated_hook runs inside the pass.
  */
-static atomic_int report_go, report_done;
-static atomic_long report_seen;
+static atomic_int during_go, during_done;
+static atomic_long during_free, during_high, during_isolated;
+static unsigned int during_order;
 
 static void *allocate_during_report(void *arg)
 {
 	(void)arg;
-	atomic_store(&report_go, 1);
-	long iso = 0;
-	while (!(iso = atomic_load(&zone_normal.nr_isolated_report)) && !atomic_load(&report_done))
-		;
-	atomic_store(&report_seen, iso);
-	return alloc_pages(GFP_KERNEL, 0);
+	while (!atomic_load(&during_go))
+		sched_yield();
+	struct page *page = alloc_pages(GFP_KERNEL, during_order);
+	atomic_store(&during_done, 1);
+	return page;
+}
+
+/* In the pass: note the headroom, let the other thread allocate. */
+static void during_hook(long nr_pages)
+{
+	if (atomic_exchange(&during_go, 1))
+		return;		/* the first batch only */
+	atomic_store(&during_isolated, nr_pages);
+	atomic_store(&during_free, kt_vmstat("nr_free_pages"));
+	atomic_store(&during_high, kt_zoneinfo("high"));
+	/*
+	 * An order-0 allocation needs no wait: it must be done while isolated.
+	 * An order-10 one waits for the pass (our caller): give it the time it
+	 * would take to grow memory instead.
+	 */
+	for (int i = 0; i < (during_order ? 100 : 2000) && !atomic_load(&during_done); i++)
+		usleep(1000);
 }
 
 static void no_growth_for_a_pass(void *arg)
 {
-	(void)arg;
+	during_order = (unsigned int)(uintptr_t)arg;
 	KT_ASSERT_EQ(kmem_init("kmem.mem_block=64M kmem.max_mem=1G page_reporting.delay_ms=3600000"), 0);
 	const gfp_t quiet = __GFP_NORETRY | __GFP_NOWARN;
 	struct page *big[64];
@@ -536,21 +555,28 @@ static void no_growth_for_a_pass(void *arg)
 	pthread_t t;
 	void *page;
 	KT_ASSERT_EQ(pthread_create(&t, NULL, allocate_during_report, NULL), 0);
-	while (!atomic_load(&report_go))
-		;
+	page_reporting_isolated_hook = during_hook;
 	page_reporting_flush();
-	atomic_store(&report_done, 1);
+	page_reporting_isolated_hook = NULL;
+	atomic_store(&during_go, 1);	/* in case no pass ran */
 	pthread_join(t, &page);
+	KT_ASSERT(atomic_load(&during_isolated) > 0);
+	fprintf(stderr, "  order-%u allocation during a pass: %ld pages isolated, %ld free, high %ld\n",
+		during_order, atomic_load(&during_isolated), atomic_load(&during_free),
+		atomic_load(&during_high));
+	KT_EXPECT(atomic_load(&during_free) >= atomic_load(&during_high));
+	if (during_order == 0)
+		KT_EXPECT(atomic_load(&during_done));	/* without waiting for the pass */
 	KT_EXPECT(page != NULL);
-	fprintf(stderr, "  allocation during a pass: %ld pages isolated then\n",
-		atomic_load(&report_seen));
 	KT_EXPECT(kt_zoneinfo("managed") == managed);
 	KT_EXPECT(kt_vmstat("pgreported") > 0);
 }
 
 KTEST(allocation_during_a_reporting_pass_does_not_grow)
 {
-	KT_ASSERT_CHILD_OK(kt_fork(no_growth_for_a_pass, NULL));
+	/* Order 0 passes its watermark; order 10 has no free block then, and waits. */
+	KT_ASSERT_CHILD_OK(kt_fork(no_growth_for_a_pass, (void *)(uintptr_t)0));
+	KT_ASSERT_CHILD_OK(kt_fork(no_growth_for_a_pass, (void *)(uintptr_t)MAX_PAGE_ORDER));
 }
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)

@@ -345,6 +345,8 @@ bool page_populated(struct page *page);
 
 /* Page reporting: give free high-order blocks back to the OS. */
 void page_reporting_process(struct zone *zone);
+/* Tests: run by a pass while its blocks are isolated, before the OS is told. */
+extern void (*page_reporting_isolated_hook)(long nr_pages);
 extern bool page_reporting_enabled;
 extern unsigned int page_reporting_order;
 extern unsigned long page_reporting_delay_ms;

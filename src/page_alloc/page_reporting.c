@@ -20,6 +20,8 @@ kmem_param("page_reporting.page_reporting_order", page_reporting_order, uint,
 kmem_param("page_reporting.delay_ms", page_reporting_delay_ms, ulong,
 	   "how long a free block waits before it is given back (default 1000; 0: at once)");
 
+void (*page_reporting_isolated_hook)(long nr_pages);
+
 #define REPORT_BATCH 32
 /* Reported blocks sit at list tails; stop looking after this many. */
 #define REPORT_SCAN_MAX 256
@@ -94,6 +96,8 @@ void page_reporting_process(struct zone *zone)
 		kmem_unlock(&zone->lock);
 		if (!n)
 			break;
+		if (page_reporting_isolated_hook)
+			page_reporting_isolated_hook(nr_pages);
 
 		unsigned int released = 0;	/* bitmap: which blocks the OS took */
 		long released_pages = 0;
