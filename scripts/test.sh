@@ -3,7 +3,7 @@
 #   main  build/       default build (-O2 -g, asserts on); whole ctest suite;
 #                      then an install + pkg-config smoke test
 #   asan  build-asan/  -fsanitize=address,undefined; whole ctest suite
-#   tsan  build-tsan/  -fsanitize=thread; ctest -L concurrency (tests/test_mt_*.c)
+#   tsan  build-tsan/  -fsanitize=thread; ctest -L concurrency (tests that start threads)
 # Usage: scripts/test.sh [main|asan|tsan]...   (no argument: all three, in order)
 # Any failure exits non-zero.  JOBS (default 2) sets build and ctest parallelism.
 # An empty suite is an error, except for the tsan stage (no concurrency tests
@@ -112,7 +112,7 @@ stage_tsan() {
 	local n launcher
 	n=$(ctest --test-dir build-tsan -N -L concurrency | sed -n 's/^Total Tests: *//p')
 	if [ "${n:-0}" = 0 ]; then
-		echo "note: no tests labelled 'concurrency' (tests/test_mt_*.c): nothing to run under TSan"
+		echo "note: no tests labelled 'concurrency' (tests that start threads): nothing to run under TSan"
 		return 0
 	fi
 	launcher=$(sanitizer_launcher build-tsan -fsanitize=thread)

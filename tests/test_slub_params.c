@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SLUB's boot parameters for slab sizes, hardening and merging, each case
+ * in a child with its own boot (mem=64M nr_cpus=2, so that the defaults are
+ * those of the 2-CPU Linux 6.18 the layout oracle comes from):
+ *
+ *  - slub_min_order=3 (and the 6.x alias slab_min_order): a 256-byte cache
+ *    gets order 3 and 128 objects a slab (default: order 0, 16);
+ *  - slub_max_order=0: kmalloc-4k gets order 0 and one object (default:
+ *    order 3, 8); kmalloc-8k cannot, and keeps its minimum order, 1;
+ *  - slub_min_objects=64: a 1024-byte cache, order 2 with 16 objects by
+ *    default, gets order 3 with 32 (the kernel caps min_objects at what
+ *    slub_max_order holds);
+ *  - slab_freelist_hardened=1: a free object stores its free pointer
+ *    mangled (ptr ^ random ^ swab(address)) and it reads back right; by
+ *    default it is stored as is;
+ *  - slab_nomerge, then slab_merge (the last one wins): two identical
+ *    caches are two caches, or one with an alias.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kmem.h>
+
+#include "slab/slab.h"
+#include "slab/slub.h"
+
+#include "lib/kt_util.h"
+#include "ktest.h"
+
+/* The number in /sys/kernel/slab/<cache>/<attr>, or -1. */
+static long attr(const char *cache, const char *name)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, name);
+	if (kmem_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+/* Order and objects of a fresh SLAB_NO_MERGE cache of @size bytes under @cmdline. */
+static void new_cache_layout(const char *cmdline, unsigned int size, long *order, long *objs)
+{
+	KT_ASSERT_EQ(kmem_init(cmdline), 0);
+	struct kmem_cache *s = kmem_cache_create("kt_params", size, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	*order = attr("kt_params", "order");
+	*objs = attr("kt_params", "objs_per_slab");
+	/* Live slabs have it too: one object's slab. */
+	void *x = kmem_cache_alloc(s, GFP_KERNEL);
+	KT_ASSERT(x);
+	KT_EXPECT(compound_order(slab_page(virt_to_slab(x))) == *order);
+	kmem_cache_free(s, x);
+}
+
+static void min_order(void *arg)
+{
+	long order, objs;
+
+	new_cache_layout(arg, 256, &order, &objs);
+	KT_EXPECT(order == 3);
+	KT_EXPECT(objs == 128);
+}
+
+static void default_order(void *arg)
+{
+	long order, objs;
+
+	new_cache_layout(arg, 256, &order, &objs);
+	KT_EXPECT(order == 0);
+	KT_EXPECT(objs == 16);
+	KT_EXPECT(attr("kmalloc-4k", "order") == 3);
+	KT_EXPECT(attr("kmalloc-4k", "objs_per_slab") == 8);
+}
+
+KTEST(slub_min_order)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(default_order, "mem=64M nr_cpus=2"));
+	KT_ASSERT_CHILD_OK(kt_fork(min_order, "mem=64M nr_cpus=2 slub_min_order=3"));
+	KT_ASSERT_CHILD_OK(kt_fork(min_order, "mem=64M nr_cpus=2 slab_min_order=3"));
+}
+
+static void max_order(void *arg)
+{
+	KT_ASSERT_EQ(kmem_init(arg), 0);
+	KT_EXPECT(attr("kmalloc-4k", "order") == 0);
+	KT_EXPECT(attr("kmalloc-4k", "objs_per_slab") == 1);
+	KT_EXPECT(attr("kmalloc-8k", "order") == 1);
+	KT_EXPECT(attr("kmalloc-8k", "objs_per_slab") == 1);
+	void *x = kmalloc(4096, GFP_KERNEL);
+	KT_ASSERT(x);
+	KT_EXPECT(compound_order(slab_page(virt_to_slab(x))) == 0);
+	kfree(x);
+}
+
+KTEST(slub_max_order)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(max_order, "mem=64M nr_cpus=2 slub_max_order=0"));
+	KT_ASSERT_CHILD_OK(kt_fork(max_order, "mem=64M nr_cpus=2 slab_max_order=0"));
+}
+
+static void min_objects(void *arg)
+{
+	long order, objs;
+
+	new_cache_layout(arg, 1024, &order, &objs);
+	if (strstr(arg, "min_objects")) {
+		KT_EXPECT(order == 3);
+		KT_EXPECT(objs == 32);
+	} else {
+		KT_EXPECT(order == 2);
+		KT_EXPECT(objs == 16);
+	}
+}
+
+KTEST(slub_min_objects)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(min_objects, "mem=64M nr_cpus=2"));
+	KT_ASSERT_CHILD_OK(kt_fork(min_objects, "mem=64M nr_cpus=2 slub_min_objects=64"));
+	KT_ASSERT_CHILD_OK(kt_fork(min_objects, "mem=64M nr_cpus=2 slab_min_objects=64"));
+}
+
+/*
+ * Without sheaves the slab's freelist is the thread's: after one
+ * allocation from a fresh slab, the next object's free pointer names the
+ * one after it.  Stored mangled with hardening, plain without.
+ */
+static void hardening(void *arg)
+{
+	bool hardened = strstr(arg, "hardened=1") != NULL;
+
+	KT_ASSERT_EQ(kmem_init(arg), 0);
+	struct kmem_cache *s = kmem_cache_create("kt_harden", 64, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	char *x = kmem_cache_alloc(s, GFP_KERNEL);
+	KT_ASSERT(x);
+	KT_ASSERT(x == (char *)slab_address(virt_to_slab(x)));	/* the slab's first object */
+	char *next = x + s->size, *after = next + s->size;
+	uintptr_t stored;
+	memcpy(&stored, next + s->offset, sizeof(stored));
+	KT_EXPECT(get_freepointer(s, next) == after);
+	if (hardened)
+		KT_EXPECT(stored != (uintptr_t)after);
+	else
+		KT_EXPECT(stored == (uintptr_t)after);
+	/* Allocation follows the stored pointers right either way. */
+	KT_EXPECT(kmem_cache_alloc(s, GFP_KERNEL) == next);
+	KT_EXPECT(kmem_cache_alloc(s, GFP_KERNEL) == after);
+}
+
+KTEST(slab_freelist_hardened)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(hardening, "mem=64M slub_sheaves=0"));
+	KT_ASSERT_CHILD_OK(kt_fork(hardening, "mem=64M slub_sheaves=0 slab_freelist_hardened=1"));
+}
+
+static void merging(void *arg)
+{
+	bool merge = strstr(arg, "slab_merge") != NULL;
+
+	KT_ASSERT_EQ(kmem_init(arg), 0);
+	struct kmem_cache *a = kmem_cache_create("kt_merge_a", 200, 0, 0, NULL);
+	struct kmem_cache *b = kmem_cache_create("kt_merge_b", 200, 0, 0, NULL);
+	KT_ASSERT(a && b);
+	KT_EXPECT((a == b) == merge);
+	KT_EXPECT(attr("kt_merge_b", "aliases") == (merge ? attr("kt_merge_a", "aliases") : 0));
+}
+
+KTEST(slab_nomerge_and_slab_merge)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(merging, "mem=64M slab_nomerge"));
+	KT_ASSERT_CHILD_OK(kt_fork(merging, "mem=64M slab_nomerge slab_merge"));
+}
+
+KTEST_MAIN((void)0)
