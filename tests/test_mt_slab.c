@@ -16,6 +16,8 @@
  *  (g) one thread bulk-frees the last objects of a partial slab (which
  *      gives it back whole) while another refills from the same cache and
  *      writes over what it gets.
+ *  (h) sysfs sums other threads' cpu slabs and partial lists while they
+ *      move and free those slabs: the sums stay sane (and TSan-clean).
  *  (d) when every thread has exited and the main thread's state is flushed
  *      (kmem_cache_shrink of each cache), every slab goes back: destroying
  *      the SLAB_NO_MERGE caches reports nothing, and with the kmalloc caches
@@ -29,6 +31,7 @@
  * when that file exists).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -787,6 +790,84 @@ KTEST(g_bulk_free_of_a_partial_slab_while_others_refill)
 {
 	walk_race("mt_walk_debug", SLAB_RED_ZONE, false);	/* the debug paths take single objects */
 	walk_race("mt_walk", 0, true);
+}
+
+/* ---- (h) sysfs reads of other threads' per-thread state ----------------- */
+
+/*
+ * cpu_slabs and slabs_cpu_partial sum every thread's cpu slab and partial
+ * list while those threads move slabs to the node list and free them: the
+ * reader must not follow their slabs (it read a freed slab's bytes as a
+ * count: billions).  One thread allocates 4096 objects, another frees them
+ * in a strided order and sometimes shrinks, the main thread reads.
+ */
+#define SR_N	4096
+static struct kmem_cache *sr_cache;
+static void *sr_objs[SR_N];
+static atomic_int sr_stop, sr_phase;	/* 0: allocate, 1: free */
+
+static void *sr_alloc(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&sr_stop)) {
+		while (atomic_load(&sr_phase) != 0 && !atomic_load(&sr_stop))
+			sched_yield();
+		if (atomic_load(&sr_stop))
+			break;
+		for (int i = 0; i < SR_N; i++)
+			sr_objs[i] = kmem_cache_alloc(sr_cache, GFP);
+		atomic_store(&sr_phase, 1);
+	}
+	return NULL;
+}
+
+static void *sr_free(void *arg)
+{
+	(void)arg;
+	for (unsigned int r = 0; !atomic_load(&sr_stop); r++) {
+		while (atomic_load(&sr_phase) != 1 && !atomic_load(&sr_stop))
+			sched_yield();
+		if (atomic_load(&sr_stop))
+			break;
+		for (int i = 0; i < SR_N; i++)
+			kmem_cache_free(sr_cache, sr_objs[(i * 97u) % SR_N]);
+		if (r % 4 == 0)
+			kmem_cache_shrink(sr_cache);
+		atomic_store(&sr_phase, 0);
+	}
+	return NULL;
+}
+
+KTEST(h_sysfs_reads_while_threads_move_slabs)
+{
+	sr_cache = kmem_cache_create("mt_sysfs_read", 256, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(sr_cache);
+	KT_ASSERT(kmem_write("/sys/kernel/slab/mt_sysfs_read/cpu_partial", "2") >= 0);
+	pthread_t a, b;
+	KT_ASSERT_EQ(pthread_create(&a, NULL, sr_alloc, NULL), 0);
+	KT_ASSERT_EQ(pthread_create(&b, NULL, sr_free, NULL), 0);
+	char buf[4096];
+	long bad = 0;
+	for (long i = 0; i < 4000L * SCALE && !bad; i++) {
+		unsigned long v[2] = { 0, 0 };
+		if (kmem_read("/sys/kernel/slab/mt_sysfs_read/cpu_slabs", buf, sizeof(buf)) > 0)
+			v[0] = strtoul(buf, NULL, 10);
+		if (kmem_read("/sys/kernel/slab/mt_sysfs_read/slabs_cpu_partial", buf, sizeof(buf)) > 0) {
+			char *paren = strchr(buf, '(');
+			v[1] = paren ? strtoul(paren + 1, NULL, 10) : 0;	/* objects(slabs) */
+		}
+		/* 4096 objects are 256 slabs; a few threads hold a few each. */
+		if (v[0] > 1000 || v[1] > 1000) {
+			KT_FAIL("cpu_slabs %lu, slabs_cpu_partial %lu slabs: %s", v[0], v[1], buf);
+			bad++;
+		}
+	}
+	atomic_store(&sr_stop, 1);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	for (int i = 0; i < SR_N && atomic_load(&sr_phase) == 1; i++)
+		kmem_cache_free(sr_cache, sr_objs[i]);
+	kmem_cache_destroy(sr_cache);
 }
 
 /* ---- (d) all slabs go back --------------------------------------------- */

@@ -69,7 +69,7 @@ static void slub_thread_exit(void *arg);
 /* Install @slab as the cpu slab (NULL: none); the free fast path checks its range. */
 static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
-	c->slab = slab;
+	__atomic_store_n(&c->slab, slab, __ATOMIC_RELAXED);	/* sysfs reads it from other threads */
 	/* With sheaves every free goes to the sheaf (and its checks) first. */
 	if (slab && !s->sheaf_capacity) {
 		c->base = (uintptr_t)slab_address(slab) + s->red_left_pad;
@@ -313,7 +313,7 @@ static void put_partials(struct kmem_cache *s, struct slab *list, struct kmem_ca
 		struct slab *slab = list;
 		list = slab->next;
 		uint64_t st = slab_set_frozen(slab, false);
-		if (!ss_inuse(st) && n->nr_partial >= s->min_partial) {
+		if (!ss_inuse(st) && n->nr_partial >= tun_min_partial(s)) {
 			slab->next = discard;
 			discard = slab;
 		} else {
@@ -329,22 +329,34 @@ static void put_partials(struct kmem_cache *s, struct slab *list, struct kmem_ca
 	}
 }
 
-static inline int slab_count_partial(const struct kmem_cache_cpu *c)
+/*
+ * This thread's partial list and its length.  Only the owner changes them;
+ * sysfs (cpu_slabs, slabs_cpu_partial) loads them from other threads, so
+ * they are stored as relaxed atomics and the slabs are never dereferenced
+ * there: one may be on the node list, or freed, by then.
+ */
+static inline void set_cpu_partial_list(struct kmem_cache_cpu *c, struct slab *list,
+					unsigned int nr)
 {
-	return c->partial ? c->partial->slabs : 0;
+	__atomic_store_n(&c->partial, list, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->nr_partial, nr, __ATOMIC_RELAXED);
+}
+
+static void push_cpu_partial(struct kmem_cache_cpu *c, struct slab *slab)
+{
+	slab->next = c->partial;
+	set_cpu_partial_list(c, slab, c->nr_partial + 1);
 }
 
 static void put_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
-	if (c->partial && slab_count_partial(c) >= (int)s->cpu_partial_slabs) {
+	if (c->partial && c->nr_partial >= tun_cpu_partial_slabs(s)) {
 		struct slab *list = c->partial;
-		c->partial = NULL;
+		set_cpu_partial_list(c, NULL, 0);
 		put_partials(s, list, c);
 		stat_inc(c, CPU_PARTIAL_DRAIN);
 	}
-	slab->next = c->partial;
-	slab->slabs = c->partial ? c->partial->slabs + 1 : 1;
-	c->partial = slab;
+	push_cpu_partial(c, slab);
 }
 
 /*
@@ -378,7 +390,7 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 	bool discard = false;
 	if (!ss_inuse(new)) {
 		stat_s(s, c, DEACTIVATE_EMPTY, 1);
-		if (n->nr_partial >= s->min_partial)
+		if (n->nr_partial >= tun_min_partial(s))
 			discard = true;
 		else
 			add_partial(n, slab, false);
@@ -416,7 +428,7 @@ static unsigned int served_mark(const struct kmem_cache_cpu *c)
 
 static bool thrashing(const struct kmem_cache *s, const struct kmem_cache_cpu *c)
 {
-	return s->min_free_watermark && c->thrash >= THRASH_ON;
+	return tun_min_free_watermark(s) && c->thrash >= THRASH_ON;
 }
 
 /*
@@ -427,10 +439,10 @@ static bool thrashing(const struct kmem_cache *s, const struct kmem_cache_cpu *c
  */
 static void thrash_account(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
-	if (!s->min_free_watermark || !c->from_partial)
+	if (!tun_min_free_watermark(s) || !c->from_partial)
 		return;
 	unsigned int served = served_mark(c) - c->fast_mark + 1;
-	if (served < s->min_free_watermark) {
+	if (served < tun_min_free_watermark(s)) {
 		if (c->thrash < THRASH_MAX)
 			c->thrash++;
 		stat_inc(c, THRASH_DETECTED);
@@ -455,7 +467,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 		return NULL;
 	kmem_lock(&n->list_lock);
 	list_for_each_entry_safe(slab, tmp, &n->partial, slab_list) {
-		if (picky && slab_free_objects(slab) < s->min_free_watermark) {
+		if (picky && slab_free_objects(slab) < tun_min_free_watermark(s)) {
 			stat_inc(c, THRASH_SKIP_PARTIAL);
 			continue;
 		}
@@ -465,15 +477,13 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			*freelist = get_freelist(s, slab, c);
 			/* An unfrozen slab on the list always has free objects. */
 			stat_inc(c, ALLOC_FROM_PARTIAL);
-			if (!s->cpu_partial_slabs)
+			if (!tun_cpu_partial_slabs(s))
 				break;
 		} else {
 			slab_set_frozen(slab, true);
-			slab->next = c->partial;
-			slab->slabs = c->partial ? c->partial->slabs + 1 : 1;
-			c->partial = slab;
+			push_cpu_partial(c, slab);
 			stat_inc(c, CPU_PARTIAL_NODE);
-			if (++taken > s->cpu_partial_slabs / 2)
+			if (++taken > tun_cpu_partial_slabs(s) / 2)
 				break;
 		}
 	}
@@ -504,10 +514,8 @@ void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	bool picky = thrashing(s, c);
 	while (c->partial) {
 		slab = c->partial;
-		c->partial = slab->next;
-		if (c->partial)
-			c->partial->slabs = slab->slabs - 1;
-		if (picky && slab_free_objects(slab) < s->min_free_watermark) {
+		set_cpu_partial_list(c, slab->next, c->nr_partial - 1);
+		if (picky && slab_free_objects(slab) < tun_min_free_watermark(s)) {
 			stat_inc(c, THRASH_SKIP_PARTIAL);
 			slab->next = NULL;
 			put_partials(s, slab, c);
@@ -638,7 +646,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 			 * full (taken and drained meanwhile) would freeze it and
 			 * then put it on the node list below.
 			 */
-			if (c && s->cpu_partial_slabs && !prior && !n) {
+			if (c && tun_cpu_partial_slabs(s) && !prior && !n) {
 				/* A full slab gets free objects: keep it on our partial list. */
 				frozen = true;
 			} else if (!n) {
@@ -677,7 +685,7 @@ void file_freed_slab(struct kmem_cache *s, struct slab *slab, void *prior, unsig
 {
 	struct kmem_cache_node *n = &s->node;
 
-	if (!inuse && n->nr_partial >= s->min_partial) {
+	if (!inuse && n->nr_partial >= tun_min_partial(s)) {
 		if (prior) {
 			remove_partial(n, slab);
 			stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
@@ -786,7 +794,7 @@ static void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	}
 	if (c->partial) {
 		struct slab *list = c->partial;
-		c->partial = NULL;
+		set_cpu_partial_list(c, NULL, 0);
 		put_partials(s, list, c);
 	}
 }
@@ -945,7 +953,7 @@ static int shrink_node(struct kmem_cache *s, bool keep_min)
 	list_for_each_entry_safe(slab, tmp, &n->partial, slab_list) {
 		unsigned int free = slab_free_objects(slab);
 		if (free == ss_objects(slab_state(slab)) &&
-		    (!keep_min || n->nr_partial > s->min_partial)) {
+		    (!keep_min || n->nr_partial > tun_min_partial(s))) {
 			remove_partial(n, slab);
 			list_add(&slab->slab_list, &discard);
 		} else if (free <= 32 && free) {
@@ -1139,11 +1147,9 @@ void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 	for_each_thread_slot(r, c, s) {
 		if (__atomic_load_n(&c->slab, __ATOMIC_RELAXED))
 			info->cpu_slabs++;
-		struct slab *p = __atomic_load_n(&c->partial, __ATOMIC_RELAXED);
-		if (p) {
-			info->cpu_partial_slabs += (unsigned long)p->slabs;
-			info->cpu_partial_objs += (unsigned long)p->slabs * oo_objects(s->oo) / 2;
-		}
+		unsigned long nr = __atomic_load_n(&c->nr_partial, __ATOMIC_RELAXED);
+		info->cpu_partial_slabs += nr;
+		info->cpu_partial_objs += nr * oo_objects(s->oo) / 2;
 	}
 	kmem_unlock(&slub_threads_lock);
 }
@@ -1156,8 +1162,7 @@ int slub_cpu_partial_per_thread(struct kmem_cache *s, unsigned int *slabs, int m
 	kmem_lock(&slub_threads_lock);
 	for_each_thread_slot(r, c, s) {
 		if (n < max_threads) {
-			struct slab *p = __atomic_load_n(&c->partial, __ATOMIC_RELAXED);
-			slabs[n++] = p ? (unsigned int)p->slabs : 0;
+			slabs[n++] = __atomic_load_n(&c->nr_partial, __ATOMIC_RELAXED);
 		}
 	}
 	kmem_unlock(&slub_threads_lock);
@@ -1248,8 +1253,10 @@ int slub_set_cpu_partial(struct kmem_cache *s, unsigned int objects)
 {
 	if (objects && !slub_has_cpu_partial(s->flags))
 		return -EINVAL;
-	s->cpu_partial = objects;
-	s->cpu_partial_slabs = objects ? slub_cpu_partial_slabs(objects, oo_objects(s->oo)) : 0;
+	__atomic_store_n(&s->cpu_partial, objects, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cpu_partial_slabs,
+			 objects ? slub_cpu_partial_slabs(objects, oo_objects(s->oo)) : 0,
+			 __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -35,10 +35,7 @@ struct slab {
 	struct kmem_cache *slab_cache;
 	union {
 		struct list_head slab_list;	/* node partial list */
-		struct {			/* a thread's partial list */
-			struct slab *next;
-			int slabs;
-		};
+		struct slab *next;		/* a thread's partial list (its length: c->nr_partial) */
 	};
 	_Atomic uint64_t state;
 	/* Fixed while it is a slab: the free fast path's object check needs no state. */
@@ -186,13 +183,14 @@ struct kmem_cache_cpu {
 	uintptr_t base;			/* address of the cpu slab's first object */
 	uintptr_t span;			/* objects * size: a free x is ours if x - base < span */
 	struct slab *slab;		/* the cpu slab */
-	struct slab *partial;		/* this thread's partial slabs */
+	struct slab *partial;		/* this thread's partial slabs, nr_partial of them */
 	struct kmem_cache *cache;	/* NULL: slot not in use by this thread */
 	struct slab_sheaf *main;	/* objs/count/cap describe it */
 	struct slab_sheaf *spare;	/* empty or full, may be NULL */
 	unsigned int fast_mark;		/* ALLOC_FASTPATH when the cpu slab came */
 	unsigned char from_partial;	/* the cpu slab came from a partial list */
 	unsigned char thrash;		/* recent refills that served < watermark */
+	unsigned int nr_partial;	/* slabs on partial; read by sysfs from other threads */
 	unsigned int stat[NR_SLUB_STAT_ITEMS];
 } __attribute__((aligned(64)));
 

@@ -282,14 +282,14 @@ static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, s
 		st = slab_state(slab);
 		if (ss_frozen(st) || ss_inuse(st) != inuse ||
 		    drop_free_entries(s, slab, st, p, inuse, consecutive) ||
-		    n->nr_partial < s->min_partial) {
+		    n->nr_partial < tun_min_partial(s)) {
 			kmem_unlock(&n->list_lock);
 			return false;
 		}
 		remove_partial(n, slab);
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
-	} else if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < s->min_partial) {
+	} else if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < tun_min_partial(s)) {
 		return false;
 	}
 	stat_s(s, c, FREE_SLAB, 1);

@@ -32,6 +32,26 @@ static inline struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
  * a time through the node list under list_lock, where the free can check
  * the slab's freelist (slub_debug.c).
  */
+/*
+ * Tunables sysfs may change while other threads allocate (min_partial,
+ * cpu_partial, slab_thrash_ratio): relaxed loads, as the kernel's
+ * READ_ONCE(); a stale value for a moment is fine.
+ */
+static inline unsigned long tun_min_partial(const struct kmem_cache *s)
+{
+	return __atomic_load_n(&s->min_partial, __ATOMIC_RELAXED);
+}
+
+static inline unsigned int tun_cpu_partial_slabs(const struct kmem_cache *s)
+{
+	return __atomic_load_n(&s->cpu_partial_slabs, __ATOMIC_RELAXED);
+}
+
+static inline unsigned int tun_min_free_watermark(const struct kmem_cache *s)
+{
+	return __atomic_load_n(&s->min_free_watermark, __ATOMIC_RELAXED);
+}
+
 static inline bool kmem_cache_debug(const struct kmem_cache *s)
 {
 	return !slub_has_cpu_partial(s->flags);
