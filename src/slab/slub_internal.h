@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SLUB-private: helpers of slub.c that slub_bulk.c (the bulk paths) uses
- * too.  Not part of the slab core's interface; what slub_sheaf.c shares with
+ * SLUB-private: helpers of slub.c that slub_bulk.c (the bulk paths),
+ * slub_debug.c and slub_info.c (statistics, introspection) use too.  Not part of the slab core's interface; what slub_sheaf.c shares with
  * them (the sheaf refill and flush, __slub_alloc_from_slabs and
  * __slub_free_to_slabs) is declared in slub.h.
  */
@@ -9,6 +9,33 @@
 #define KMEM_SLUB_INTERNAL_H
 
 #include "slab/slub.h"
+
+/* Every live thread's slots (slub.c), for flushes, destroy and introspection (slub_info.c). */
+struct slub_thread_node {
+	struct list_head node;
+	struct slub_thread *t;
+	/* Slots kmem_cache_destroy() is flushing: the thread must not unmap them yet. */
+	atomic_int busy;
+};
+extern kmem_lock_t slub_threads_lock;
+extern struct list_head slub_threads;
+
+/*
+ * Every live thread's slot @c for @s (threads that use it), registry node
+ * @r; slub_threads_lock held.  A break in the body ends only the current
+ * thread's turn: use a condition instead.
+ */
+#define for_each_thread_slot(r, c, s)						\
+	list_for_each_entry(r, &slub_threads, node)				\
+		for (struct kmem_cache_cpu *c = &(r)->t->cpu[(s)->index];	\
+		     c && __atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) == (s); c = NULL)
+
+static inline unsigned int slab_free_objects(struct slab *slab)
+{
+	uint64_t st = slab_state(slab);
+
+	return ss_objects(st) - ss_inuse(st);
+}
 
 /* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
 struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s);
@@ -26,12 +53,6 @@ static inline struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
 	return &t->cpu[s->index];
 }
 
-/*
- * A cache with debug flags (kernel kmem_cache_debug()): no sheaves, no cpu
- * slab, no cpu partial slabs.  Every allocation and free goes one object at
- * a time through the node list under list_lock, where the free can check
- * the slab's freelist (slub_debug.c).
- */
 /*
  * Tunables sysfs may change while other threads allocate (min_partial,
  * cpu_partial, slab_thrash_ratio): relaxed loads, as the kernel's
@@ -52,6 +73,12 @@ static inline unsigned int tun_min_free_watermark(const struct kmem_cache *s)
 	return __atomic_load_n(&s->min_free_watermark, __ATOMIC_RELAXED);
 }
 
+/*
+ * A cache with debug flags (kernel kmem_cache_debug()): no sheaves, no cpu
+ * slab, no cpu partial slabs.  Every allocation and free goes one object at
+ * a time through the node list under list_lock, where the free can check
+ * the slab's freelist (slub_debug.c).
+ */
 static inline bool kmem_cache_debug(const struct kmem_cache *s)
 {
 	return !slub_has_cpu_partial(s->flags);
