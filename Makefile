@@ -37,11 +37,11 @@ test-main test-asan test-tsan:
 	bash scripts/test.sh $(@:test-%=%)
 
 run:
-	bash scripts/install-deps.sh --bench
+	bash scripts/install-deps.sh --bench --best-effort
 	bash scripts/run.sh $(ARGS)
 
 bench:
-	bash scripts/install-deps.sh --bench
+	bash scripts/install-deps.sh --bench --best-effort
 	bash scripts/bench.sh
 
 install: build

@@ -682,6 +682,38 @@ static __attribute__((noreturn)) void usage(void)
 	exit(2);
 }
 
+struct preload_probe {
+	const char *base;	/* file name of the preloaded library */
+	bool found;
+};
+
+static int match_preload(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct preload_probe *p = arg;
+	const char *name = info->dlpi_name, *slash = strrchr(name, '/');
+
+	(void)size;
+	if (!strcmp(slash ? slash + 1 : name, p->base))
+		p->found = true;
+	return p->found;
+}
+
+/* Is the (first) library of @preload among the loaded objects? */
+static bool preload_loaded(const char *preload)
+{
+	char first[4096];
+	size_t n = strcspn(preload, " :");
+
+	if (n >= sizeof(first))
+		return true;	/* cannot tell: do not refuse */
+	memcpy(first, preload, n);
+	first[n] = '\0';
+	const char *slash = strrchr(first, '/');
+	struct preload_probe p = { slash ? slash + 1 : first, false };
+	dl_iterate_phdr(match_preload, &p);
+	return p.found;
+}
+
 int main(int argc, char **argv)
 {
 	const char *wl = NULL;
@@ -705,6 +737,16 @@ int main(int argc, char **argv)
 		alloc_name = slash ? slash + 1 : pre;
 	}
 
+	/*
+	 * ld.so ignores a preload it cannot load (with a message) and runs on
+	 * glibc's malloc: measuring that under the library's name would be a
+	 * lie, so refuse.
+	 */
+	if (pre && *pre && !preload_loaded(pre)) {
+		fprintf(stderr, "bench_peers_workloads: LD_PRELOAD=%s is not loaded: not measuring "
+			"glibc under its name\n", pre);
+		return 2;
+	}
 	if (sched_getaffinity(0, sizeof(start_cpus), &start_cpus))
 		CPU_ZERO(&start_cpus);
 	dl_iterate_phdr(find_kmem, &kread);

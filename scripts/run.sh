@@ -34,12 +34,16 @@ if [ "$build_rc" != 0 ]; then
 		n=$(basename "$f" .c)
 		targets+=("bench_${n#bench_}")
 	done
+	failed=()
 	for t in "${targets[@]}"; do
-		cmake --build build -j"${JOBS:-2}" --target "$t" >/dev/null 2>&1 ||
+		cmake --build build -j"${JOBS:-2}" --target "$t" >/dev/null 2>&1 || {
 			echo "run.sh: WARNING: target $t does not build" >&2
+			failed+=("$t")
+		}
 	done
 fi
 
 REPORT_KMEM_RUN_CMDLINE="${demo_cmdline[*]}" REPORT_BUILD_RC=$build_rc \
+REPORT_BUILD_FAILED="${failed[*]:-}" \
 	bash scripts/report/run_report.sh "${report_args[@]}"
 exit "$build_rc"

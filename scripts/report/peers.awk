@@ -174,9 +174,13 @@ file == 3 {		# kmemstat.txt: round=R wl=W name=value...
 
 file == 4 {		# peers-failures.txt: round alloc wl why stderr (tab-separated)
 	split($0, f, "\t")
-	k = f[3] SUBSEP f[2]
-	nfail[k]++
-	failmsg[k] = f[4] (f[5] != "" ? ": " f[5] : "")
+	# One hot process runs the four sizes: its failure is each size's.
+	nw = f[3] == "hot" ? split("hot16 hot64 hot256 hot1024", fw, " ") : split(f[3], fw, " ")
+	for (j = 1; j <= nw; j++) {
+		k = fw[j] SUBSEP f[2]
+		nfail[k]++
+		failmsg[k] = f[4] (f[5] != "" ? ": " f[5] : "")
+	}
 	anyfail = 1
 	next
 }
@@ -288,8 +292,8 @@ END {
 	printf "%s |\n\n", (kgeo != "" ? "**" fmt_x(kgeo) "**" : "-") > hl
 	printf "ns per object allocated and freed (median of the rounds), and in parentheses the ratio " \
 	       "to the fastest allocator (bold). ✓/✗: kmem within 1.2x of the best peer or not. The " \
-	       "geometric mean counts six workload groups, hot once (the geometric mean of its four " \
-	       "sizes).\n\n" > hl
+	       "geometric mean counts %d workload groups, hot once (the geometric mean of its " \
+	       "sizes).\n\n", ngk > hl
 
 	# ---- targets ------------------------------------------------------------
 	printf "**Targets** (from the issue; the peer figures are the issue's measurements on " \
@@ -303,7 +307,7 @@ END {
 			hb = mns[w, bestp[w]]; hbw = w
 		}
 	}
-	if (hb != "")
+	if (hb != "" && mns[hbw, "kmem"] != "")
 		printf "| best peer's hot malloc+free pair ~6 ns (tcmalloc) | %s ns (%s, %s; CPU time %s ns); kmem %s ns (CPU %s ns) | %s |\n",
 		       fmt_ns(hb), bestp[hbw], label[hbw], fmt_ns(mcpu[hbw, bestp[hbw]]),
 		       fmt_ns(mns[hbw, "kmem"]), fmt_ns(mcpu[hbw, "kmem"]),

@@ -52,6 +52,8 @@ notes=$raw/notes.txt		# one line per skipped or failed step, for the README
 : >"$notes"
 [ "${REPORT_BUILD_RC:-0}" != 0 ] &&
 	echo "build failed: the full build failed (status $REPORT_BUILD_RC); the report's targets were built one by one" >>"$notes"
+[ -n "${REPORT_BUILD_FAILED:-}" ] &&
+	echo "build stale: these targets did not build, so what they measured is an older build's, if any: $REPORT_BUILD_FAILED" >>"$notes"
 
 log() { printf '[report %4ds] %s\n' $(($(date +%s) - start)) "$*"; }
 
