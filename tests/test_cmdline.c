@@ -111,6 +111,12 @@ static const struct bad_case bad_cases[] = {
 	{ "mem=3M", { "mem=", "too small" } },
 	{ "mem=4095K", { "too small" } },
 	{ "mem=0x3fffff", { "too small" } },
+	/* No sign and no blanks before a number; nothing after a closing quote. */
+	{ "nr_cpus=+4", { "nr_cpus" } },
+	{ "nr_cpus=\" 4\"", { "nr_cpus" } },
+	{ "kmem.max_mem=\" -1\"", { "kmem.max_mem" } },
+	{ "mem=+64M", { "'mem'" } },
+	{ "mem=\"64M\"junk", { "closing quote", "mem" } },
 };
 
 static void bad_cmdline(void *arg)
@@ -148,9 +154,34 @@ static void refused_line_changes_nothing(void *arg)
 	KT_ASSERT(tail_placement);
 }
 
+/*
+ * A line that parses but that boot then refuses (a value out of range, a
+ * too small memory) must not leave its settings for the next kmem_init():
+ * the corrected line boots with the defaults for what it does not set.
+ */
+static void boot_refused_leaves_nothing(void *arg)
+{
+	const char *refused = arg;
+	int rc;
+	char *err = kt_init_captured(refused, &rc);
+	free(err);
+	KT_ASSERT_EQ(rc, -EINVAL);
+	KT_ASSERT_EQ(kmem_init("mem=64M"), 0);
+	char buf[32];
+	KT_ASSERT(kmem_read("/sys/kernel/slab/kmalloc-8k/order", buf, sizeof(buf)) > 0);
+	KT_EXPECT(atoi(buf) == 3);	/* not the refused line's slub_max_order=0 */
+	KT_ASSERT(kmem_read("/proc/sys/vm/watermark_scale_factor", buf, sizeof(buf)) > 0);
+	KT_EXPECT(atoi(buf) == 10);
+}
+
 KTEST(refused_cmdline_changes_nothing)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(refused_line_changes_nothing, NULL));
+	KT_ASSERT_CHILD_OK(kt_fork(boot_refused_leaves_nothing,
+				   "mem=64M slub_max_order=0 sysctl.vm.watermark_scale_factor=0"));
+	KT_ASSERT_CHILD_OK(kt_fork(boot_refused_leaves_nothing, "mem=1M slub_max_order=0"));
+	KT_ASSERT_CHILD_OK(kt_fork(boot_refused_leaves_nothing,
+				   "slub_max_order=0 page_reporting.page_reporting_order=11"));
 }
 
 KTEST(bad_cmdlines_refused)
@@ -177,6 +208,9 @@ static const struct good_case good_cases[] = {
 	{ "mem=1G", 262144 },
 	{ "  mem=8M\tnr_cpus=3 \n", 2048 },
 	{ "kmem.max_mem=\"64M\" mem=\"16M\"", 4096 },
+	/* A block past kmem.max_mem brings all of it online (rounding it up overflowed). */
+	{ "kmem.max_mem=64M kmem.mem_block=0xffffffffffffffff", 16384 },
+	{ "kmem.max_mem=64M kmem.mem_block=17179869183G", 16384 },
 };
 
 static void good_cmdline(void *arg)

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <kmem.h>
 
@@ -241,17 +242,18 @@ static void churn_blocks(int n)
 }
 
 /* A delay far longer than the test: nothing goes back until a flush. */
+/* @arg: the boot line; a delay near 2^64 / 10^6 ms once wrapped to under a millisecond. */
 static void long_delay(void *arg)
 {
-	(void)arg;
-	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.delay_ms=3600000"), 0);
+	KT_ASSERT_EQ(kmem_init(arg), 0);
 	unsigned long rss0 = kt_rss_bytes();
 	churn_blocks(NR_BLOCKS);
 	unsigned long rss1 = kt_rss_bytes();
 	KT_ASSERT_EQ(kt_vmstat("pgreported"), 0);
 	KT_ASSERT_EQ(kt_vmstat("nr_free_reported"), 16384 - NR_BLOCKS * 512);
 	KT_ASSERT(rss1 >= rss0 + 28 * MiB);
-	/* More frees while pending do not report either. */
+	/* More frees while pending, a few ms later, do not report either. */
+	usleep(5000);
 	struct page *page = alloc_pages(GFP_KERNEL, 6);
 	KT_ASSERT(page);
 	__free_pages(page, 6);
@@ -284,7 +286,8 @@ static void short_delay(void *arg)
 
 KTEST(reporting_waits_for_its_delay)
 {
-	KT_ASSERT_CHILD_OK(kt_fork(long_delay, NULL));
+	KT_ASSERT_CHILD_OK(kt_fork(long_delay, "mem=64M page_reporting.delay_ms=3600000"));
+	KT_ASSERT_CHILD_OK(kt_fork(long_delay, "mem=64M page_reporting.delay_ms=18446744073710"));
 	KT_ASSERT_CHILD_OK(kt_fork(short_delay, NULL));
 }
 

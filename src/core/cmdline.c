@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -24,7 +25,8 @@ int kstrtoul(const char *s, unsigned long *out)
 {
 	char *end;
 
-	if (!s || !*s || *s == '-')
+	/* A digit first: strtoul() would take a sign or leading blanks too. */
+	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 0);
@@ -38,7 +40,7 @@ int kstrtol(const char *s, long *out)
 {
 	char *end;
 
-	if (!s || !*s)
+	if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
 		return -EINVAL;
 	errno = 0;
 	long v = strtol(s, &end, 0);
@@ -71,7 +73,7 @@ int memparse(const char *s, unsigned long *out)
 {
 	char *end;
 
-	if (!s || !*s || *s == '-')
+	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 0);
@@ -151,6 +153,30 @@ static int set_param(const struct kernel_param *kp, const char *val, bool dry_ru
 	return -EINVAL;
 }
 
+/* Room for every parameter's default (about 60 of them, 8 bytes each today). */
+static unsigned char kparam_defaults[4096] __attribute__((aligned(16)));
+static bool kparam_saved;
+
+void kparam_reset_defaults(void)
+{
+	size_t off = 0;
+
+	for (const struct kernel_param *kp = kparam_first(); kp < kparam_end(); kp++) {
+		if (!kp->arg || !kp->size)
+			continue;
+		if (off + kp->size > sizeof(kparam_defaults)) {
+			pr_err("kparam_reset_defaults: no room for '%s'\n", kp->name);
+			break;
+		}
+		if (kparam_saved)
+			memcpy(kp->arg, kparam_defaults + off, kp->size);
+		else
+			memcpy(kparam_defaults + off, kp->arg, kp->size);
+		off += kp->size;
+	}
+	kparam_saved = true;
+}
+
 int parse_one_param(const char *name, const char *value, bool dry_run)
 {
 	for (const struct kernel_param *kp = kparam_first(); kp < kparam_end(); kp++) {
@@ -205,6 +231,10 @@ int parse_cmdline(const char *cmdline, bool dry_run)
 			} else if (*p == '"' && quoted) {
 				*p = '\0';
 				quoted = false;
+				if (p[1] && p[1] != ' ' && p[1] != '\t' && p[1] != '\n') {
+					pr_err("text after the closing quote of boot parameter '%s'\n", name);
+					return -EINVAL;
+				}
 			}
 			p++;
 		}

@@ -27,6 +27,7 @@ struct kernel_param {
 	const char *name;
 	enum kparam_type type;
 	void *arg;
+	size_t size;		/* of *arg, for kparam_reset_defaults(); 0: none */
 	int (*set)(const char *val, const struct kernel_param *kp);
 	const char *help;
 } __attribute__((aligned(8)));
@@ -38,19 +39,22 @@ struct kernel_param {
 #define kmem_param(str, var, ptype, helptext)					\
 	static const struct kernel_param __KPARAM_ID(__kparam_, __LINE__)	\
 	__attribute__((used, section("kmem_param"), aligned(__alignof__(struct kernel_param)))) = {			\
-		.name = str, .type = KPARAM_##ptype, .arg = &(var), .help = helptext }
+		.name = str, .type = KPARAM_##ptype, .arg = &(var), .size = sizeof(var),	\
+		.help = helptext }
 
 /* Pasted here, not via kmem_param(): "bool" must not expand before the ## */
 #define core_param(pname, var, ptype, helptext)				\
 	static const struct kernel_param __KPARAM_ID(__kparam_, __LINE__)	\
 	__attribute__((used, section("kmem_param"), aligned(__alignof__(struct kernel_param)))) = {			\
-		.name = #pname, .type = KPARAM_##ptype, .arg = &(var), .help = helptext }
+		.name = #pname, .type = KPARAM_##ptype, .arg = &(var), .size = sizeof(var),	\
+		.help = helptext }
 
-/* Parameter parsed by @setfn(value, kp). */
-#define kmem_param_cb(str, setfn, helptext)					\
+/* Parameter parsed by @setfn(value, kp) into @var. */
+#define kmem_param_cb(str, setfn, var, helptext)				\
 	static const struct kernel_param __KPARAM_ID(__kparam_, __LINE__)	\
 	__attribute__((used, section("kmem_param"), aligned(__alignof__(struct kernel_param)))) = {			\
-		.name = str, .type = KPARAM_custom, .set = setfn, .help = helptext }
+		.name = str, .type = KPARAM_custom, .arg = &(var), .size = sizeof(var),	\
+		.set = setfn, .help = helptext }
 
 /*
  * Parse a whole command line; 0 or -EINVAL after naming the culprit on
@@ -66,6 +70,14 @@ int memparse(const char *s, unsigned long *out);
 int kstrtobool(const char *s, bool *out);
 int kstrtoul(const char *s, unsigned long *out);
 int kstrtol(const char *s, long *out);
+
+/*
+ * Put every parameter back to its value before any command line: the
+ * first call records the values, later ones restore them.  A boot the
+ * checks refused (kmem_init() < 0) must not leave its line's settings for
+ * the next try.
+ */
+void kparam_reset_defaults(void);
 
 /* Iterate over every declared parameter (for docs checks and help output). */
 const struct kernel_param *kparam_first(void);

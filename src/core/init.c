@@ -123,8 +123,11 @@ static int boot_locked(const char *cmdline, bool from_env)
 {
 	int rc = parse_cmdline(cmdline, true);
 
-	if (!rc)
+	if (!rc) {
+		/* From the defaults: not what a refused boot's line left behind. */
+		kparam_reset_defaults();
 		rc = parse_cmdline(cmdline, false);
+	}
 
 	if (rc) {
 		if (from_env)

@@ -26,6 +26,12 @@ static unsigned long huge_retain_mb = 64;
 kmem_param("malloc.huge_retain_mb", huge_retain_mb, ulong,
 	   "MiB of freed blocks over 4 MiB kept mapped for reuse (0: unmap at once)");
 
+/* The budget in bytes, saturating (huge_retain_mb << 20 wraps past 2^44). */
+static size_t retain_budget(void)
+{
+	return huge_retain_mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)huge_retain_mb << 20;
+}
+
 struct retained {
 	uintptr_t map;
 	size_t len;
@@ -147,7 +153,7 @@ static struct retained take_retained(int i)
  */
 static int expire_retained(unsigned long long now, size_t len, struct retained *out)
 {
-	size_t budget = huge_retain_mb << 20;
+	size_t budget = retain_budget();
 	int n = 0;
 
 	while (nr_retained && (now - retained[0].freed_ns > HUGE_RETAIN_NS ||
@@ -237,7 +243,7 @@ bool huge_free(void *p)
 	struct retained old[HUGE_RETAIN_MAX + 1];
 	int n = 0;
 	/* Plain mappings only: an aligned one would not fit an unaligned request's reuse. */
-	if (copy.map == copy.addr && copy.map_len <= (huge_retain_mb << 20) / 2) {
+	if (copy.map == copy.addr && copy.map_len <= retain_budget() / 2) {
 		unsigned long long now = os_now_ns();
 		n = expire_retained(now, copy.map_len, old);
 		retained[nr_retained++] = (struct retained){ copy.map, copy.map_len, now };

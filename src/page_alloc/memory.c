@@ -162,7 +162,8 @@ int mm_core_init(void)
 			span = section_round_down(limit / 4);
 		if (span < SECTION_BYTES)
 			span = SECTION_BYTES;
-		initial = section_round_up(mem_block);
+		/* Capped before rounding: a block near ULONG_MAX would round up to 0. */
+		initial = mem_block >= span ? span : section_round_up(mem_block);
 		if (initial > span)
 			initial = span;
 		growable = true;

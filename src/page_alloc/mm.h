@@ -371,8 +371,9 @@ static inline bool page_reporting_wanted(struct zone *zone)
 		return false;
 	if (!page_reporting_delay_ms)
 		return true;
-	if (os_now_ns() - __atomic_load_n(&zone->report_since_ns, __ATOMIC_RELAXED) >=
-	    page_reporting_delay_ms * 1000000ull)
+	/* In ms: delay_ms * 10^6 would wrap for delays of more than 2^64 ns (584 years). */
+	if ((os_now_ns() - __atomic_load_n(&zone->report_since_ns, __ATOMIC_RELAXED)) / 1000000ull >=
+	    page_reporting_delay_ms)
 		return true;
 	return __atomic_load_n(&zone->nr_unreported_high, __ATOMIC_RELAXED) >
 		       (long)PAGE_REPORTING_AT_ONCE_MIN &&

@@ -36,7 +36,7 @@ static int set_slab(const char *val, const struct kernel_param *kp)
 		pr_err("slab=%s: this back-end has not landed yet; only slab=slub is available\n", val);
 	return -EINVAL;
 }
-kmem_param_cb("slab", set_slab, "slab back-end: slub (slab and slob arrive later)");
+kmem_param_cb("slab", set_slab, slab_allocator, "slab back-end: slub (slab and slob arrive later)");
 
 static int set_nomerge(const char *val, const struct kernel_param *kp)
 {
@@ -46,9 +46,9 @@ static int set_nomerge(const char *val, const struct kernel_param *kp)
 		slab_nomerge = strcmp(kp->name, "slab_merge") != 0;
 	return 0;
 }
-kmem_param_cb("slab_nomerge", set_nomerge, "never merge caches into aliases");
-kmem_param_cb("slub_nomerge", set_nomerge, "alias of slab_nomerge");
-kmem_param_cb("slab_merge", set_nomerge, "merge compatible caches (the default)");
+kmem_param_cb("slab_nomerge", set_nomerge, slab_nomerge, "never merge caches into aliases");
+kmem_param_cb("slub_nomerge", set_nomerge, slab_nomerge, "alias of slab_nomerge");
+kmem_param_cb("slab_merge", set_nomerge, slab_nomerge, "merge compatible caches (the default)");
 
 #define SLAB_NEVER_MERGE (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER | SLAB_TRACE | \
 			  SLAB_TYPESAFE_BY_RCU | SLAB_NOLEAKTRACE | SLAB_NO_MERGE)
