@@ -19,8 +19,11 @@
  */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <kmem.h>
 
@@ -423,6 +426,62 @@ KTEST(short_lived_threads_leave_nothing)
 	free(owner);
 	check_all_free("after 200 short-lived threads");
 	KT_ASSERT_EQ(kt_vmstat("pgalloc_normal"), kt_vmstat("pgfree"));
+}
+
+/*
+ * /proc/sys/vm writes from two threads at once while a third allocates:
+ * the values and the watermarks they give are set under one lock (TSan
+ * reported the unlocked stores), and the last write's watermarks are what
+ * its formula says.
+ */
+static atomic_int sysctl_stop;
+
+static void *sysctl_writer(void *arg)
+{
+	const char *file = arg;
+	char v[16];
+
+	for (int i = 0; i < 300; i++) {
+		snprintf(v, sizeof(v), "%d", strcmp(file, "min_free_kbytes") ? 10 + i % 50 : 1024 + 4 * (i % 64));
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/sys/vm/%s", file);
+		if (kmem_write(path, v) != 0)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void *sysctl_allocator(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&sysctl_stop)) {
+		struct page *p = alloc_pages(GFP_KERNEL, 2);
+		if (p)
+			__free_pages(p, 2);
+	}
+	return NULL;
+}
+
+KTEST(sysctl_writes_from_threads)
+{
+	pthread_t a, b, c;
+	void *ra, *rb;
+
+	KT_ASSERT_EQ(pthread_create(&c, NULL, sysctl_allocator, NULL), 0);
+	KT_ASSERT_EQ(pthread_create(&a, NULL, sysctl_writer, "min_free_kbytes"), 0);
+	KT_ASSERT_EQ(pthread_create(&b, NULL, sysctl_writer, "watermark_scale_factor"), 0);
+	pthread_join(a, &ra);
+	pthread_join(b, &rb);
+	atomic_store(&sysctl_stop, 1);
+	pthread_join(c, NULL);
+	KT_EXPECT(!ra && !rb);
+	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/min_free_kbytes", "2048"), 0);
+	KT_ASSERT_EQ(kmem_write("/proc/sys/vm/watermark_scale_factor", "10"), 0);
+	long managed = kt_zoneinfo("managed"), min = 2048 / 4;
+	long tmp = managed * 10 / 10000 > min / 4 ? managed * 10 / 10000 : min / 4;
+	KT_EXPECT(kt_zoneinfo("min") == min);
+	KT_EXPECT(kt_zoneinfo("low") == min + tmp);
+	KT_EXPECT(kt_zoneinfo("high") == min + 2 * tmp);
 }
 
 KTEST_MAIN(if (kmem_init(CMDLINE)) { printf("kmem_init failed\n"); return 1; })

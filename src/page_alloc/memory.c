@@ -215,6 +215,7 @@ void pcp_fork_child(void);
 void mm_fork_prepare(void)
 {
 	kmem_lock(&hotplug_lock);
+	kmem_lock(&wmark_lock);
 	kmem_lock(&zone_normal.report_lock);
 	kmem_lock(&zone_normal.lock);
 	pcp_fork_prepare();
@@ -225,6 +226,7 @@ void mm_fork_parent(void)
 	pcp_fork_parent();
 	kmem_unlock(&zone_normal.lock);
 	kmem_unlock(&zone_normal.report_lock);
+	kmem_unlock(&wmark_lock);
 	kmem_unlock(&hotplug_lock);
 }
 
@@ -233,6 +235,7 @@ void mm_fork_child(void)
 	pcp_fork_child();
 	kmem_lock_init(&zone_normal.lock);
 	kmem_lock_init(&zone_normal.report_lock);
+	kmem_lock_init(&wmark_lock);
 	kmem_lock_init(&hotplug_lock);
 	/* Reporting passes of other threads died with them. */
 	atomic_store(&zone_normal.nr_isolated_report, 0);

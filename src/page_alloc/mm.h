@@ -311,6 +311,7 @@ unsigned long mm_spanned_pages(void);
 
 /* Recompute watermarks and pcp high/batch (after boot, hotplug, sysctl). */
 void setup_per_zone_wmarks(void);
+extern kmem_lock_t wmark_lock;	/* sysctl writes and watermark recomputation */
 bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 		       unsigned int alloc_flags, long free_pages);
 long zone_free_pages(struct zone *z);

@@ -451,24 +451,34 @@ static int zone_highsize(struct zone *zone, int batch)
 	return (int)high;
 }
 
-/* kernel setup_per_zone_wmarks() + zone_pcp_update(), for our single zone. */
-void setup_per_zone_wmarks(void)
+/*
+ * Serialises the sysctl writes and the recomputation they and growth do
+ * (the kernel's sysctl handlers hold a mutex too); taken after
+ * hotplug_lock, before zone->lock.  The values are relaxed atomics for the
+ * readers outside it.
+ */
+kmem_lock_t wmark_lock = KMEM_LOCK_INIT;
+
+/* kernel setup_per_zone_wmarks() + zone_pcp_update(), for our single zone; wmark_lock held. */
+static void __setup_per_zone_wmarks(void)
 {
 	struct zone *zone = &zone_normal;
 	unsigned long managed = zone_managed_pages(zone);
+	unsigned long mfk;
 
 	if (user_min_free_kbytes) {
-		min_free_kbytes = user_min_free_kbytes;
+		mfk = user_min_free_kbytes;
 	} else {
-		min_free_kbytes = int_sqrt((managed << (PAGE_SHIFT - 10)) * 16);
-		if (min_free_kbytes < 128)
-			min_free_kbytes = 128;
-		if (min_free_kbytes > 262144)
-			min_free_kbytes = 262144;
+		mfk = int_sqrt((managed << (PAGE_SHIFT - 10)) * 16);
+		if (mfk < 128)
+			mfk = 128;
+		if (mfk > 262144)
+			mfk = 262144;
 	}
+	__atomic_store_n(&min_free_kbytes, mfk, __ATOMIC_RELAXED);
 
 	kmem_lock(&zone->lock);
-	unsigned long min = min_free_kbytes >> (PAGE_SHIFT - 10);
+	unsigned long min = mfk >> (PAGE_SHIFT - 10);
 	unsigned long tmp = managed * watermark_scale_factor / 10000;
 	if (tmp < min / 4)
 		tmp = min / 4;
@@ -484,9 +494,16 @@ void setup_per_zone_wmarks(void)
 			      memory_order_relaxed);
 }
 
+void setup_per_zone_wmarks(void)
+{
+	kmem_lock(&wmark_lock);
+	__setup_per_zone_wmarks();
+	kmem_unlock(&wmark_lock);
+}
+
 unsigned long kmem_min_free_kbytes(void)
 {
-	return min_free_kbytes;
+	return __atomic_load_n(&min_free_kbytes, __ATOMIC_RELAXED);
 }
 
 /* The kernel's sysctl ranges; boot values go through the same checks as writes. */
@@ -520,23 +537,25 @@ int kmem_set_sysctl_vm(const char *name, unsigned long val)
 
 	if (rc)
 		return rc;
+	kmem_lock(&wmark_lock);
 	if (!strcmp(name, "min_free_kbytes"))
-		user_min_free_kbytes = val;
+		__atomic_store_n(&user_min_free_kbytes, val, __ATOMIC_RELAXED);
 	else if (!strcmp(name, "watermark_scale_factor"))
-		watermark_scale_factor = (unsigned int)val;
+		__atomic_store_n(&watermark_scale_factor, (unsigned int)val, __ATOMIC_RELAXED);
 	else
-		percpu_pagelist_high_fraction = (unsigned int)val;
-	setup_per_zone_wmarks();
+		__atomic_store_n(&percpu_pagelist_high_fraction, (unsigned int)val, __ATOMIC_RELAXED);
+	__setup_per_zone_wmarks();
+	kmem_unlock(&wmark_lock);
 	return 0;
 }
 
 unsigned long kmem_get_sysctl_vm(const char *name)
 {
 	if (!strcmp(name, "min_free_kbytes"))
-		return min_free_kbytes;
+		return __atomic_load_n(&min_free_kbytes, __ATOMIC_RELAXED);
 	if (!strcmp(name, "watermark_scale_factor"))
-		return watermark_scale_factor;
-	return percpu_pagelist_high_fraction;
+		return __atomic_load_n(&watermark_scale_factor, __ATOMIC_RELAXED);
+	return __atomic_load_n(&percpu_pagelist_high_fraction, __ATOMIC_RELAXED);
 }
 
 long zone_free_pages(struct zone *z)
