@@ -33,7 +33,8 @@ KMEM_API ssize_t kmem_read(const char *path, char *buf, size_t size);
 
 /*
  * Write @value to a virtual file.  Returns 0 or a negative errno: -ENOENT
- * unknown path, -EACCES read-only, -EINVAL bad value, -EISDIR a directory.
+ * unknown path, -EACCES read-only, -EINVAL bad value, -ERANGE a sysfs number
+ * too big for its type, -EISDIR a directory.
  */
 KMEM_API int kmem_write(const char *path, const char *value);
 
