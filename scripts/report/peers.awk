@@ -389,7 +389,12 @@ END {
 			}
 		printf "\n\n" > hl
 	} else {
-		printf "Every object checked out (tags intact, 16-byte aligned) under every allocator; no run crashed.\n\n" > hl
+		missing = ""
+		for (j = 1; j <= nA; j++)
+			if (na[A[j]])
+				missing = missing (missing == "" ? "" : ", ") A[j]
+		printf "Every object checked out (tags intact, 16-byte aligned) under every allocator%s; " \
+		       "no run crashed.\n\n", (missing != "" ? " that ran (not installed: " missing ")" : "") > hl
 	}
 
 	# ---- details: CPU time, RSS -----------------------------------------------
