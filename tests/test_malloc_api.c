@@ -1175,7 +1175,7 @@ KTEST(cross_thread_free)
 
 /* ---- pointers kmem never handed out --------------------------------- */
 
-static unsigned char static_buf[8192] __attribute__((aligned(64)));
+static unsigned char static_buf[8192] __attribute__((aligned(4096)));	/* realloc copies to its page end */
 
 KTEST(foreign_pointers)
 {

@@ -609,6 +609,41 @@ KTEST(write_after_free_over_a_debug_freelist)
 	kmem_cache_free(v, q);
 	kmem_cache_free(v, p);
 	KT_ASSERT(cache_ok(v));
+
+	/*
+	 * A freelist made into a cycle (every link still a valid object):
+	 * validate finds more free objects than the slab has, gives the slab
+	 * up, and leaves its state sane (it once stored objects - nfree, which
+	 * went negative, over the whole state word).
+	 */
+	struct kmem_cache *c = kmem_cache_create("uaf_cycle", 100, 0,
+						 SLAB_NO_MERGE | SLAB_CONSISTENCY_CHECKS, NULL);
+	KT_ASSERT(c);
+	void *keep = kmem_cache_alloc(c, GFP);	/* the slab stays in use */
+	void *a = kmem_cache_alloc(c, GFP), *b = kmem_cache_alloc(c, GFP);
+	KT_ASSERT(keep && a && b);
+	struct slab *slab = virt_to_slab(a);
+	kmem_cache_free(c, a);
+	kmem_cache_free(c, b);			/* freelist: b -> a -> ... */
+	set_freepointer(c, a, b);		/* after free: a -> b, a cycle */
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/validate", "uaf_cycle");
+	reports = kmem_report_count();
+	KT_ASSERT_EQ(kmem_write(path, "1"), 0);
+	KT_EXPECT(kmem_report_count() == reports + 1);
+	uint64_t st = slab_state(slab);
+	KT_EXPECT(!ss_frozen(st));
+	KT_EXPECT(ss_inuse(st) == ss_objects(st));
+	KT_EXPECT(ss_objects(st) == oo_objects(c->oo));
+	/* Given up: validate finds nothing more, allocation goes elsewhere. */
+	reports = kmem_report_count();
+	KT_ASSERT_EQ(kmem_write(path, "1"), 0);
+	KT_EXPECT(kmem_report_count() == reports);
+	void *x2 = kmem_cache_alloc(c, GFP);
+	KT_ASSERT(x2);
+	KT_EXPECT(virt_to_slab(x2) != slab);
+	kmem_cache_free(c, x2);
+	kmem_cache_free(c, keep);
+	/* The cache keeps the given-up slab (as the kernel): no destroy here. */
 }
 
 static void panic_create(void *arg)

@@ -15,9 +15,9 @@
  * block over 4 MiB in a loop would otherwise pay an mmap, an munmap and a
  * page fault per page each time (about 20x glibc, whose mmap threshold
  * rises after the first such free).  At most HUGE_RETAIN_MAX of them, none
- * bigger than half the budget, and for at most HUGE_RETAIN_NS: an idle
- * program's RSS still falls back on its next allocator call after that,
- * or on malloc_trim().
+ * bigger than half the budget; after HUGE_RETAIN_NS they are unmapped by
+ * the next allocation or free of a block over 4 MiB, or by malloc_trim()
+ * (a program that stops using such blocks keeps up to the budget).
  */
 #define HUGE_RETAIN_MAX	8
 #define HUGE_RETAIN_NS	1000000000ull

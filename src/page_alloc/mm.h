@@ -268,6 +268,7 @@ struct zone {
 	long nr_unreported_high;		/* free, unreported, in blocks a pass may report */
 	bool report_pending;			/* an unreported high-order block formed */
 	unsigned long long report_since_ns;	/* when report_pending became true */
+	unsigned long long report_quiet_until_ns; /* no at-once pass before (the OS refused one) */
 	kmem_lock_t report_lock;		/* serialises reporting passes */
 	const char *name;
 };
@@ -378,7 +379,8 @@ static inline bool page_reporting_wanted(struct zone *zone)
 		return true;
 	return __atomic_load_n(&zone->nr_unreported_high, __ATOMIC_RELAXED) >
 		       (long)PAGE_REPORTING_AT_ONCE_MIN &&
-	       (unsigned long)global_zone_page_state(NR_FREE_PAGES) > mm_online_pages() / 2;
+	       (unsigned long)global_zone_page_state(NR_FREE_PAGES) > mm_online_pages() / 2 &&
+	       os_now_ns() >= __atomic_load_n(&zone->report_quiet_until_ns, __ATOMIC_RELAXED);
 }
 
 /* Report every pending block now, whatever the delay (malloc_trim, tests). */

@@ -117,7 +117,15 @@ void page_reporting_process(struct zone *zone)
 		atomic_fetch_sub_explicit(&zone->nr_isolated_report, nr_pages, memory_order_release);
 		kmem_unlock(&zone->lock);
 		count_vm_events_global(PGREPORTED, (unsigned long)released_pages);
-		/* Stop when the OS refuses (mlocked memory) or nothing more is pending. */
+		/*
+		 * Stop when the OS refuses (mlocked memory) or nothing more is
+		 * pending.  A refusal also holds off the at-once rule for a
+		 * delay: else every high-order free would run a pass of
+		 * failing madvise calls under the zone lock.
+		 */
+		if (!released)
+			__atomic_store_n(&zone->report_quiet_until_ns,
+					 os_now_ns() + page_reporting_delay_ms * 1000000ull, __ATOMIC_RELAXED);
 		if (n < REPORT_BATCH || !released)
 			break;
 	}

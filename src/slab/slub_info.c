@@ -162,6 +162,18 @@ long slub_validate(struct kmem_cache *s)
 			prev = p;
 			nfree++;
 		}
+		if (nfree > objects) {
+			/* More free objects than the slab has: the chain loops (kernel on_freelist()). */
+			errors++;
+			kmem_report("BUG %s (Not tainted): Freelist cycle detected\n%s%s%s", s->name,
+				    fix ? "FIX " : "", fix ? s->name : "",
+				    fix ? ": Freelist cleared, marking all objects used\n" : "");
+			if (fix) {
+				slab_mark_all_used(slab);
+				remove_partial(n, slab);
+			}
+			continue;
+		}
 		if (nfree != objects - ss_inuse(st)) {
 			kmem_report("BUG %s (Not tainted): Wrong object count. Counter is %u but counted were %u\n%s%s%s",
 				    s->name, ss_inuse(st), objects - nfree, fix ? "FIX " : "",
