@@ -765,8 +765,9 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order, bool u
 
 	/*
 	 * Memory may have grown since the attempt that brought us here
-	 * failed: retry against the size seen now, so that threads failing
-	 * together grow it once (mm_try_grow() compares the size).
+	 * failed: retry once with the growth sequence read first, so that
+	 * threads failing together grow it once (mm_try_grow() only retries
+	 * if the sequence moved meanwhile).
 	 */
 	if (may_grow && mm_growable() &&
 	    (page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, use_pcp)))
