@@ -6,9 +6,11 @@
  *   order 0, 3   the per-thread page lists (pcp): pop and push, no lock;
  *   order 4, 9   the buddy lists under zone->lock: split on alloc, merge on
  *                free.  On an empty machine every pair splits a 4 MiB block
- *                and merges it back, and the merged block is unreported
- *                again, so free page reporting tells the OS (madvise) each
- *                time; the same orders are measured with page_reporting.enable=0.
+ *                and merges it back.  The merged block is unreported again,
+ *                but page reporting waits page_reporting.delay_ms (1 s)
+ *                before it tells the OS, so the timed pairs do not pay for
+ *                it (`reported` 0); the same orders are also measured with
+ *                page_reporting.enable=0.
  *
  * A run times about 20 ms of back-to-back pairs with CLOCK_MONOTONIC, this
  * thread's CPU time and the TSC; the table shows the median (wall clock also

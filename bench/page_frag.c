@@ -278,8 +278,12 @@ static void run_child(int tail, uint64_t seed, struct result *r)
 			/* Lifetimes from a counter, not the stream: the spike's size
 			 * depends on how full memory is, which may differ by a few
 			 * failed allocations between runs. */
-			for (int k = 0; live_pages < managed * spike_fill / 100; k++)
+			for (int k = 0; live_pages < managed * spike_fill / 100; k++) {
+				long fails = r->alloc_fail;
 				alloc_one(r, step, 0, 1, 1 + k % 32, false);
+				if (r->alloc_fail != fails)
+					break;	/* memory is full: the spike is as high as it gets */
+			}
 		}
 		if ((step + 1) % SAMPLE_EVERY == 0 || step == steps - 1)
 			probe(r, step + 1);
@@ -357,7 +361,7 @@ static void fmt_extfrag(char *buf, size_t size, int tail, int k)
 		}
 	}
 	if (n)
-		snprintf(buf, size, "%.3f (%d/%d)", sum / n / 1000.0, n, nseeds);
+		snprintf(buf, size, "%.3f (%d/%d)", (double)sum / n / 1000.0, n, nseeds);
 	else
 		snprintf(buf, size, "-1.000");
 }
@@ -468,7 +472,7 @@ static void print_series(void)
 static void seed_row(const char *label, const double *v, int prec)
 {
 	printf("%6s |%6.*f%6.*f |%6.*f%6.*f |%6.*f%6.*f |%8.*f%8.*f |%8.3f%8.3f |%6.3f%6.3f |"
-	       "%6.*f%6.*f\n", label, prec, v[0], prec, v[1], prec, v[2], prec, v[3],
+	       "%8.*f %8.*f\n", label, prec, v[0], prec, v[1], prec, v[2], prec, v[3],
 	       prec, v[4], prec, v[5], prec, v[6], prec, v[7], v[8], v[9], v[10], v[11],
 	       prec, v[12], prec, v[13]);
 }
@@ -480,7 +484,7 @@ static void print_seeds(void)
 
 	printf("\nPer seed (off = page_alloc.tail_placement=0, on = =1)\n\n"
 	       "%6s | %-11s | %-11s | %-11s | %-15s | %-15s | %-11s | %-11s\n"
-	       "%6s |%6s%6s |%6s%6s |%6s%6s |%8s%8s |%8s%8s |%6s%6s |%6s%6s\n",
+	       "%6s |%6s%6s |%6s%6s |%6s%6s |%8s%8s |%8s%8s |%6s%6s |%8s %8s\n",
 	       "seed", "huge@load", "huge@rest", "ideal@rest", "probes ok", "mean unusable",
 	       "unus@rest", "alloc fails", "", "off", "on", "off", "on", "off", "on", "off", "on",
 	       "off", "on", "off", "on", "off", "on");
@@ -545,7 +549,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (steps < 1 || nseeds < 1 || steps / SAMPLE_EVERY + 2 > MAX_SAMPLES) {
+	if (spike_fill < 1 || spike_fill > 99) {
+		fprintf(stderr, "bench_page_frag: -f takes 1..99 (memory can never be all live)\n");
+		return 2;
+	}
+	if (steps < 1 || nseeds < 1 || steps > (MAX_SAMPLES - 2) * SAMPLE_EVERY) {
 		fprintf(stderr, "bench_page_frag: need 1..%d steps and a seed\n",
 			(MAX_SAMPLES - 2) * SAMPLE_EVERY);
 		return 2;
