@@ -287,7 +287,9 @@ KTEST(shrink_returns_empty_slabs)
 		KT_EXPECT(kt_vmstat(name) == full);
 		/* Objects in use: shrinking cannot release everything, and says so. */
 		KT_EXPECT(kmem_cache_shrink(s) != 0);
-		KT_EXPECT(global_zone_page_state(item) == full);
+		/* It may release slabs that only this thread's sheaves held, no more. */
+		KT_EXPECT(global_zone_page_state(item) <= full);
+		KT_EXPECT(global_zone_page_state(item) >= pages0 + N * 512 / (long)PAGE_SIZE);
 		for (int i = 0; i < N; i++)
 			kmem_cache_free(s, p[i]);
 		long before = global_zone_page_state(item);

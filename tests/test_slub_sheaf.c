@@ -3,7 +3,7 @@
  * SLUB sheaves and the barn (Linux 6.18, src/slab/slub_sheaf.c; reference
  * kernel-mm.md §1.10), booted with nr_cpus=2 and slub_sheaves=1.
  *
- *  - sheaf_capacity: slub_sheaf_capacity() by slot size (60, 28, 12, 4,
+ *  - sheaf_capacity: slub_sheaf_capacity() by slot size (60, 28, 20, 12, 4,
  *    0 for debug caches), the cache field and the sysfs file agree, for
  *    caches we create and for every directory of /sys/kernel/slab.
  *  - Exact SLUB_STATS counters on a fresh 64-byte cache (60 per sheaf, 64
@@ -42,6 +42,7 @@
 #include "core/printk.h"
 #include "slab/slab.h"
 #include "slab/slub.h"
+#include "slab/slub_internal.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -153,7 +154,33 @@ static bool distinct(void *const *p, size_t n)
 	return slab_disjoint(p, n, OBJ);
 }
 
+/*
+ * A thread's first refills of a cache are small (refill_ramp below): the
+ * exact counts of these tests are those of a thread past them, whose
+ * refills fill a sheaf.
+ */
+static void skip_ramp(struct kmem_cache *s)
+{
+	struct kmem_cache_cpu *c = get_cpu_slot(s);
+
+	if (c)
+		c->sheaf_refills = SHEAF_RAMP;
+}
+
+/* A fresh 64-byte cache; this thread's slot of it is past the ramp. */
+static struct kmem_cache *cache64_bare(const char *name);
+
 static struct kmem_cache *cache64(const char *name)
+{
+	struct kmem_cache *s = cache64_bare(name);
+
+	if (s)
+		skip_ramp(s);
+	return s;
+}
+
+/* A fresh 64-byte cache, no slot of it yet. */
+static struct kmem_cache *cache64_bare(const char *name)
 {
 	struct kmem_cache *s = kmem_cache_create(name, OBJ, 0, SLAB_NO_MERGE, NULL);
 
@@ -185,9 +212,12 @@ KTEST(capacity_rule)
 {
 	static const struct { unsigned int size, cap; } rule[] = {
 		{ 8, 60 }, { 64, 60 }, { 248, 60 }, { 255, 60 },
+		/* At least 16 KiB of objects (at most 60), rounded up to fill a bucket. */
+		{ 256, 60 }, { 512, 60 }, { 564, 60 },	/* 16384 / 564 = 29: 264 -> 512 */
 		/* 26 rounds up to 28: 32 + 28 * 8 fills the 256-byte kmalloc bucket. */
-		{ 256, 28 }, { 512, 28 }, { 1016, 28 }, { 1023, 28 },
-		{ 1024, 12 }, { 2048, 12 }, { 4088, 12 }, { 4095, 12 },
+		{ 565, 28 }, { 606, 28 }, { 607, 28 }, { 1016, 28 }, { 1023, 28 },
+		{ 1024, 20 }, { 1260, 20 },		/* 13..16: 136..160 -> 192 */
+		{ 1261, 12 }, { 2048, 12 }, { 4088, 12 }, { 4095, 12 },
 		{ 4096, 4 }, { 8192, 4 }, { 65536, 4 },
 	};
 	static const slab_flags_t debug[] = {
@@ -224,9 +254,10 @@ KTEST(capacity_of_caches)
 	} c[] = {
 		{ "kt_cap_8", 8, 0, 60 },
 		{ "kt_cap_200", 200, 0, 60 },
-		{ "kt_cap_256", 256, 0, 28 },
+		{ "kt_cap_256", 256, 0, 60 },
 		{ "kt_cap_1016", 1016, 0, 28 },
-		{ "kt_cap_1024", 1024, 0, 12 },
+		{ "kt_cap_1024", 1024, 0, 20 },
+		{ "kt_cap_2048", 2048, 0, 12 },
 		{ "kt_cap_4088", 4088, 0, 12 },
 		{ "kt_cap_4096", 4096, 0, 4 },
 		{ "kt_cap_8192", 8192, 0, 4 },
@@ -248,7 +279,7 @@ KTEST(capacity_of_caches)
 	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_cap_8/sheaf_capacity", "4") == -EACCES);
 	EXPECT_SYSFS("kt_cap_8", "sheaf_capacity", "60\n");
 	/* A debug cache without sheaves (kt_cap_rz) still works, on the classic paths. */
-	struct kmem_cache *rz = s[8];
+	struct kmem_cache *rz = s[9];
 	KT_ASSERT(!strcmp(rz->name, "kt_cap_rz"));
 	KT_EXPECT(slab_cache_works(rz, 64));
 	KT_EXPECT(stat_of(rz, ALLOC_PCS) == 0 && stat_of(rz, SHEAF_ALLOC) == 0);
@@ -257,9 +288,9 @@ KTEST(capacity_of_caches)
 	/* The kmalloc caches, by their names. */
 	EXPECT_SYSFS("kmalloc-8", "sheaf_capacity", "60\n");
 	EXPECT_SYSFS("kmalloc-192", "sheaf_capacity", "60\n");
-	EXPECT_SYSFS("kmalloc-256", "sheaf_capacity", "28\n");
-	EXPECT_SYSFS("kmalloc-512", "sheaf_capacity", "28\n");
-	EXPECT_SYSFS("kmalloc-1k", "sheaf_capacity", "12\n");
+	EXPECT_SYSFS("kmalloc-256", "sheaf_capacity", "60\n");
+	EXPECT_SYSFS("kmalloc-512", "sheaf_capacity", "60\n");
+	EXPECT_SYSFS("kmalloc-1k", "sheaf_capacity", "20\n");
 	EXPECT_SYSFS("kmalloc-2k", "sheaf_capacity", "12\n");
 	EXPECT_SYSFS("kmalloc-4k", "sheaf_capacity", "4\n");
 	EXPECT_SYSFS("kmalloc-8k", "sheaf_capacity", "4\n");
@@ -314,6 +345,67 @@ KTEST(capacity_of_every_cache)
 	kmem_cache_destroy(dbg);
 }
 
+/* ---- a thread's first refills ------------------------------------------ */
+
+/* Allocates 400 objects of @s; *sizes gets each refill's size, in order. */
+static int refill_sizes(struct kmem_cache *s, unsigned long *sizes, int max)
+{
+	static void *p[400];
+	unsigned long before = stat_of(s, SHEAF_REFILL);
+	int n = 0;
+
+	for (int i = 0; i < 400; i++) {
+		p[i] = kmem_cache_alloc(s, GFP);
+		unsigned long now = stat_of(s, SHEAF_REFILL);
+		if (now != before && n < max)
+			sizes[n++] = now - before;
+		before = now;
+	}
+	for (int i = 0; i < 400; i++)
+		kmem_cache_free(s, p[i]);
+	return n;
+}
+
+struct ramp {
+	struct kmem_cache *s;
+	unsigned long first;
+};
+
+static void *ramp_thread(void *arg)
+{
+	struct ramp *r = arg;
+
+	refill_sizes(r->s, &r->first, 1);
+	return NULL;
+}
+
+/*
+ * A thread's first refills of a cache take 8, 16, 32 objects, then full
+ * sheaves (CAP); the slab's other objects stay on the cpu freelist.  Each
+ * thread ramps on its own.
+ */
+KTEST(refill_ramp)
+{
+	struct kmem_cache *s = cache64_bare("kt_sheaf_ramp");
+	unsigned long sizes[8];
+	struct ramp other = { .s = s };
+	static const unsigned long want[] = { 8, 16, 32, CAP, CAP };
+	pthread_t t;
+
+	KT_ASSERT(s);
+	int n = refill_sizes(s, sizes, 8);
+	KT_ASSERT(n >= 5);
+	for (int i = 0; i < 5; i++)
+		if (sizes[i] != want[i])
+			KT_FAIL("refill %d: %lu objects, want %lu", i + 1, sizes[i], want[i]);
+	/* Refills only ever fill main: between them, the cpu slab's freelist. */
+	KT_EXPECT(stat_of(s, ALLOC_FASTPATH) > 0);
+	KT_ASSERT(pthread_create(&t, NULL, ramp_thread, &other) == 0);
+	pthread_join(t, NULL);
+	KT_EXPECT(other.first == 8);
+	kmem_cache_destroy(s);
+}
+
 /* ---- exact counters, one thread -------------------------------------- */
 
 static struct kmem_cache *cnt;		/* kt_sheaf_count, shared by the next two cases */
@@ -325,7 +417,7 @@ KTEST(counters_one_thread)
 	cnt = cache64("kt_sheaf_count");
 	KT_ASSERT(cnt);
 	EXPECT_STATS(cnt, 0);
-	KT_EXPECT(main_count(cnt) == -1);
+	KT_EXPECT(main_count(cnt) == 0);	/* a slot, no sheaf yet */
 
 	/*
 	 * The first allocation installs an empty main sheaf, finds no full one
@@ -1111,6 +1203,7 @@ static void *alloc_free_exit(void *arg)
 	struct exiting *e = arg;
 	void **p = calloc((size_t)e->n, sizeof(*p));
 
+	skip_ramp(e->s);
 	for (int i = 0; i < e->n; i++) {
 		p[i] = kmem_cache_alloc(e->s, GFP);
 		slab_fill(p[i], OBJ, (uintptr_t)i);
@@ -1129,7 +1222,7 @@ KTEST(thread_exit_returns_its_sheaves)
 	struct exiting e = { .n = 100 };
 	pthread_t t;
 
-	e.s = cache64("kt_sheaf_exit");
+	e.s = cache64_bare("kt_sheaf_exit");
 	KT_ASSERT(e.s);
 	/*
 	 * 100 objects from 2 slabs, then freed: main fills, becomes the spare,

@@ -575,8 +575,8 @@ END {
 			       fsheaf[w], fmt_k(bput[w]), fmt_k(bget[w]), asheaf[w], fmt_k(flush[w]),
 			       fmt_k(refill[w]), fmt_k(slabs[w]) > dt
 		else if (w == "bulk") {
-			printf "For 256 B objects a sheaf holds 28 and the barn up to 36 full sheaves " \
-			       "(slub_barn_kb=256: 256 KiB / (28 x 256 B)), so with the thread's main and " \
+			printf "For 256 B objects a sheaf holds 60 and the barn up to 17 full sheaves " \
+			       "(slub_barn_kb=256: 256 KiB / (60 x 256 B)), so with the thread's main and " \
 			       "spare sheaf %s: the frees leave full sheaves in the barn (%s per 1000 " \
 			       "objects) and the allocations take them back (%s per 1000; %s of allocations " \
 			       "and %s of frees through sheaves). ",
@@ -589,7 +589,7 @@ END {
 				printf "The rest go to and come back from slabs: %s objects per 1000 flushed " \
 				       "and %s refilled. ", fmt_k(flush[w]), fmt_k(refill[w]) > dt
 			printf "Per object, kmem pays the fast path described under hot (%s ns a pair in " \
-			       "hot 256 B here), plus a barn lock round trip every 28 objects each way. The " \
+			       "hot 256 B here), plus a barn lock round trip every 60 objects each way. The " \
 			       "peers keep the freed objects in a thread cache.\n",
 			       cnt["hot256", "kmem"] ? fmt_ns(mns["hot256", "kmem"]) : "?" > dt
 		} else if (w == "frag" || w == "longlived")

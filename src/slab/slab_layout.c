@@ -267,6 +267,8 @@ unsigned int slub_default_cpu_partial(unsigned int size)
 	return 120;
 }
 
+#define SHEAF_TARGET_BYTES	(16u << 10)
+
 unsigned int slub_sheaf_capacity(unsigned int size, slab_flags_t flags,
 				 unsigned int min_capacity)
 {
@@ -282,6 +284,14 @@ unsigned int slub_sheaf_capacity(unsigned int size, slab_flags_t flags,
 		cap = 26;
 	else
 		cap = 60;
+	/*
+	 * At least SHEAF_TARGET_BYTES of objects, at most 60: each full sheaf
+	 * that goes to or comes from the barn costs a lock round trip and a
+	 * few hundred instructions, and 26 objects of 256 B made that a tenth
+	 * of a malloc + free pair in a burst of frees.
+	 */
+	if (size && cap < 60 && SHEAF_TARGET_BYTES / size > cap)
+		cap = sl_min(60u, SHEAF_TARGET_BYTES / size);
 	if (min_capacity > cap)
 		cap = min_capacity;
 	size_t bytes = SLAB_SHEAF_HDR + (size_t)cap * sizeof(void *);

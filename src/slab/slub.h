@@ -159,6 +159,9 @@ _Static_assert(sizeof(struct slab_sheaf) == SLAB_SHEAF_HDR, "sheaf header size")
 
 /* ---- per-thread state ---------------------------------------------- */
 
+/* A thread's first refills of a sheaf from slabs take 8, 16, 32 objects. */
+#define SHEAF_RAMP	3
+
 struct kmem_cache_cpu {
 	/*
 	 * The main sheaf's top object, or NULL.  A malloc/free loop then
@@ -190,6 +193,7 @@ struct kmem_cache_cpu {
 	unsigned int fast_mark;		/* ALLOC_FASTPATH when the cpu slab came */
 	unsigned char from_partial;	/* the cpu slab came from a partial list */
 	unsigned char thrash;		/* recent refills that served < watermark */
+	unsigned char sheaf_refills;	/* refills of main from slabs, up to SHEAF_RAMP */
 	unsigned int nr_partial;	/* slabs on partial; read by sysfs from other threads */
 	unsigned int stat[NR_SLUB_STAT_ITEMS];
 } __attribute__((aligned(64)));
