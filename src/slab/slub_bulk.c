@@ -456,7 +456,8 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 		c = get_cpu_slot(s);
 	if (c && s->sheaf_capacity)
 		size = sheaf_free_bulk(s, c, size, p);
-	free_bulk_slabs(s, c, size, p);
+	if (size)
+		free_bulk_slabs(s, c, size, p);
 }
 
 /*

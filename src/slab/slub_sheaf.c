@@ -433,32 +433,47 @@ push_checked(const struct kmem_cache *s, void **objs, unsigned int count, unsign
 	const uintptr_t mbase = (uintptr_t)mm_model.base;
 	const uintptr_t limit = mm_online_pages() << PAGE_SHIFT;
 	struct page *const map = mm_model.mem_map;
+	const uint32_t *const words = mm_model.page_map;
+	const uint64_t magic = s->div_magic;
 	size_t i = *ip, rest = *restp;
 	void *last = *lastp;
 
-	for (; i < n && count < cap; i++) {
-		void *x = p[i];
-		if (!x)		/* holes are allowed, as in the kernel */
+	/*
+	 * A pass takes as many entries as main has room for, so the inner
+	 * loop has one bound; holes and rejects leave room for another.
+	 */
+	while (i < n && count < cap) {
+		size_t end = i + (n - i < cap - count ? n - i : cap - count);
+		void **top = objs + count;
+
+		for (; i < end; i++) {
+			void *x = p[i];
+			if (!x)		/* holes are allowed, as in the kernel */
+				continue;
+			uintptr_t off = (uintptr_t)x - mbase;
+			if (unlikely(off >= limit) || unlikely(x == last))
+				goto reject;
+			/* The head through the page map (slab_map_word()), as free() finds it. */
+			unsigned long idx = off >> PAGE_SHIFT;
+			uint32_t word = __atomic_load_n(&words[idx], __ATOMIC_RELAXED);
+			struct slab *slab = page_slab(map + (idx - (word >> SLAB_MAP_HEAD_SHIFT)));
+			off = (uintptr_t)x - slab->obj_base;
+			/* off < obj_span < 2^32: the 64-bit product is the 32-bit one. */
+			if (unlikely(!PageSlab(slab_page(slab))) || unlikely(slab->slab_cache != s) ||
+			    unlikely(off >= slab->obj_span) || unlikely(!offset_is_multiple(off, magic)) ||
+			    unlikely(!ss_inuse(slab_state(slab))))
+				goto reject;
+			*top++ = x;
+			last = x;
 			continue;
-		uintptr_t off = (uintptr_t)x - mbase;
-		if (unlikely(off >= limit) || unlikely(x == last))
-			goto reject;
-		struct slab *slab = page_slab(compound_head(map + (off >> PAGE_SHIFT)));
-		off = (uintptr_t)x - slab->obj_base;
-		if (unlikely(!PageSlab(slab_page(slab))) || unlikely(slab->slab_cache != s) ||
-		    unlikely(off >= slab->obj_span) ||
-		    unlikely(!offset_is_multiple((uint32_t)off, s->div_magic)) ||
-		    unlikely(!ss_inuse(slab_state(slab))))
-			goto reject;
-		objs[count++] = x;
-		last = x;
-		continue;
 reject:
-		/* The slab path reports it (a repeat of the last pushed is reported here). */
-		if (x == last)
-			report_double_free((struct kmem_cache *)s, x);
-		else
-			p[rest++] = x;
+			/* The slab path reports it (a repeat of the last pushed is reported here). */
+			if (x == last)
+				report_double_free((struct kmem_cache *)s, x);
+			else
+				p[rest++] = x;
+		}
+		count = (unsigned int)(top - objs);
 	}
 	*ip = i;
 	*restp = rest;
@@ -501,7 +516,8 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 	}
 	pushed += c->count;
 	stat_add(c, FREE_PCS, (unsigned int)pushed);
-	memmove(p + rest, p + i, (n - i) * sizeof(void *));
+	if (i < n)	/* not the common case: every object went into sheaves */
+		memmove(p + rest, p + i, (n - i) * sizeof(void *));
 	return rest + (n - i);
 }
 
