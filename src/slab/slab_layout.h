@@ -172,9 +172,10 @@ unsigned int slub_cpu_partial_slabs(unsigned int cpu_partial_objects,
 /*
  * Per-cpu sheaves (6.18 opt-in, the newest tree's default): a sheaf is a
  * SLAB_SHEAF_HDR-byte header and an array of object pointers.  The capacity
- * goes by slot size (>= PAGE_SIZE: 4, >= 1024: 12, >= 256: 26, else 60), or
- * at least @min_capacity if the cache asked for one, then is rounded up so the
- * sheaf exactly fills its kmalloc bucket.  Debug caches get 0.
+ * goes by slot size (>= PAGE_SIZE: 4, >= 1024: 12, >= 256: 26, else 60),
+ * raised to hold 16 KiB of objects (at most 60), or at least @min_capacity if
+ * the cache asked for one, then is rounded up so the sheaf exactly fills its
+ * kmalloc bucket.  Debug caches get 0.
  */
 #define SLAB_SHEAF_HDR	32
 unsigned int slub_sheaf_capacity(unsigned int size, slab_flags_t flags,

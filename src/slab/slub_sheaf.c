@@ -27,9 +27,13 @@
 #include "page_alloc/metapool.h"
 #include "slab/slub.h"
 
-/* One pool per sheaf size; capacities are chosen so sizes are kmalloc buckets. */
+/*
+ * One pool per sheaf size; capacities are chosen so sizes are kmalloc
+ * buckets (96 would be carved as 128: chunks are 64-byte multiples).
+ */
 static struct metapool sheaf_pools[] = {
-	METAPOOL_INIT(64), METAPOOL_INIT(128), METAPOOL_INIT(256), METAPOOL_INIT(512),
+	METAPOOL_INIT(64), METAPOOL_INIT(128), METAPOOL_INIT(192), METAPOOL_INIT(256),
+	METAPOOL_INIT(512),
 	METAPOOL_INIT(1024), METAPOOL_INIT(2048), METAPOOL_INIT(4096),
 };
 #define NR_SHEAF_POOLS	(int)(sizeof(sheaf_pools) / sizeof(sheaf_pools[0]))
@@ -318,10 +322,10 @@ static bool main_from_spare_or_barn(struct kmem_cache *s, struct kmem_cache_cpu 
  */
 static unsigned int sheaf_refill_size(struct kmem_cache_cpu *c)
 {
-	unsigned int n = 8u << c->sheaf_refills;
+	if (c->sheaf_refills == SHEAF_RAMP)
+		return c->cap;
+	unsigned int n = 8u << c->sheaf_refills++;
 
-	if (c->sheaf_refills < SHEAF_RAMP)
-		c->sheaf_refills++;
 	return n < c->cap ? n : c->cap;
 }
 
@@ -516,6 +520,15 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 	}
 	pushed += c->count;
 	stat_add(c, FREE_PCS, (unsigned int)pushed);
+	/*
+	 * Main filled on the entry before and the barn is full: the slab path
+	 * cannot see that a repeat of the last object pushed sits in a sheaf.
+	 */
+	while (i < n && (!p[i] || p[i] == last)) {
+		if (p[i])
+			report_double_free(s, p[i]);
+		i++;
+	}
 	if (i < n)	/* not the common case: every object went into sheaves */
 		memmove(p + rest, p + i, (n - i) * sizeof(void *));
 	return rest + (n - i);
