@@ -1156,6 +1156,55 @@ static void *consumer(void *arg)
 	}
 }
 
+/* ---- the reaper ----------------------------------------------------------- */
+
+static void *churn_and_exit(void *arg)
+{
+	void *v[2000];
+	long id = (long)arg;
+
+	for (int r = 0; r < 5; r++) {
+		for (int i = 0; i < 2000; i++) {
+			size_t n = 16 + (size_t)(i * 37 + id) % 2000;
+			if ((v[i] = k_malloc(n)))
+				memset(v[i], 1, n);
+		}
+		for (int i = 0; i < 2000; i++)
+			k_free(v[i]);
+	}
+	return NULL;
+}
+
+/*
+ * Threads that allocated and freed, then exited, leave memory in the
+ * caches' barns and empty slabs, which keeps the free pages in fragments
+ * that page reporting does not give back.  Once the program has been idle
+ * for a period (malloc.reap_ms, 2 s), the reaper trims, with no
+ * malloc_trim() from the program.  (Fails with malloc.reap_ms=0.)
+ */
+KTEST(reaper_returns_memory_of_exited_threads)
+{
+	enum { T = 128 };
+	pthread_t t[T];
+
+	malloc_trim(0);
+	unsigned long base = rss_bytes();
+	for (long i = 0; i < T; i++)
+		KT_ASSERT(pthread_create(&t[i], NULL, churn_and_exit, (void *)i) == 0);
+	for (int i = 0; i < T; i++)
+		pthread_join(t[i], NULL);
+	unsigned long joined = rss_bytes(), now = joined;
+	/* Two periods after the last exit at most; four for a slow machine. */
+	for (int i = 0; i < 80 && now + 16 * MiB > joined; i++) {
+		usleep(100 * 1000);
+		now = rss_bytes();
+	}
+	fprintf(stderr, "     RSS: base %lu MiB, after join %lu MiB, idle %lu MiB\n", base / MiB,
+		joined / MiB, now / MiB);
+	KT_EXPECT(joined > base + 24 * MiB);	/* else the case tests nothing */
+	KT_EXPECT(now + 16 * MiB <= joined);
+}
+
 KTEST(cross_thread_free)
 {
 	pthread_t p[PRODUCERS], c[CONSUMERS];

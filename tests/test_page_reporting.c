@@ -423,6 +423,62 @@ KTEST(refused_pass_backs_off)
 	KT_ASSERT_CHILD_OK(kt_fork(refused_pass_child, NULL));
 }
 
+/*
+ * page_reporting_idle() (malloc_trim(), the malloc reaper) reports free
+ * blocks below page_reporting_order too: order-0 pages, every other one
+ * free so that none merges, are given back and refault as zeroes.
+ */
+static void idle_reports_small_blocks(void *arg)
+{
+	enum { N = 4096 };
+	static struct page *pg[N];
+
+	(void)arg;
+	KT_ASSERT_EQ(kmem_init("mem=64M page_reporting.delay_ms=100000"), 0);
+	for (int i = 0; i < N; i++) {
+		KT_ASSERT((pg[i] = alloc_pages(GFP_KERNEL, 0)) != NULL);
+		memset(page_address(pg[i]), 0x5a, PAGE_SIZE);
+	}
+	drain_local_pages();
+	unsigned long rss1 = kt_rss_bytes();
+	long reported0 = kt_vmstat("pgreported");
+	int freed = 0;
+	for (int i = 0; i < N; i++) {
+		/* Free only pages whose buddy stays allocated: no order-1 block forms. */
+		if (pg[i] && !(page_to_pfn(pg[i]) & 1)) {
+			__free_pages(pg[i], 0);
+			pg[i] = NULL;
+			freed++;
+		}
+	}
+	drain_local_pages();
+	page_reporting_flush();		/* order >= 9 only: none of these */
+	reported0 = kt_vmstat("pgreported");
+	rss1 = kt_rss_bytes();
+	page_reporting_idle(0);
+	long reported = kt_vmstat("pgreported") - reported0;
+	unsigned long rss2 = kt_rss_bytes();
+	fprintf(stderr, "  idle pass: %d pages freed apart, %ld reported, RSS %lu -> %lu KiB\n",
+		freed, reported, rss1 >> 10, rss2 >> 10);
+	KT_ASSERT(freed >= N / 4);
+	KT_ASSERT(reported >= freed);
+	KT_ASSERT(rss2 + (unsigned long)freed * PAGE_SIZE / 2 <= rss1);
+	/* They come back as zeroes under __GFP_ZERO, and allocate normally. */
+	for (int i = 0; i < N; i++)
+		if (!pg[i]) {
+			KT_ASSERT((pg[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO, 0)) != NULL);
+			KT_ASSERT(all_zero(page_address(pg[i]), PAGE_SIZE));
+		}
+	for (int i = 0; i < N; i++)
+		__free_pages(pg[i], 0);
+	CHECK_ALL_FREE();
+}
+
+KTEST(idle_pass_reports_small_blocks)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(idle_reports_small_blocks, NULL));
+}
+
 static void reporting_disabled(void *arg)
 {
 	(void)arg;

@@ -256,6 +256,16 @@ bool huge_free(void *p)
 	return true;
 }
 
+void huge_expire(void)
+{
+	struct retained old[HUGE_RETAIN_MAX + 1];
+
+	kmem_lock(&huge_lock);
+	int n = expire_retained(os_now_ns(), 0, old);
+	kmem_unlock(&huge_lock);
+	unmap_all(old, n);
+}
+
 void huge_trim(void)
 {
 	struct retained old[HUGE_RETAIN_MAX];

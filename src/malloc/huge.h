@@ -22,6 +22,8 @@ void *huge_realloc(void *p, size_t size);
 void huge_stats(size_t *nr, size_t *bytes);
 /* Unmap the freed mappings kept for reuse (malloc_trim()). */
 void huge_trim(void);
+/* Unmap those kept longer than their time (the reaper). */
+void huge_expire(void);
 void huge_fork_prepare(void);
 void huge_fork_parent(void);
 void huge_fork_child(void);

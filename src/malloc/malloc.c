@@ -20,6 +20,7 @@
 
 #include "core/boot.h"
 #include "malloc/huge.h"
+#include "malloc/reap.h"
 #include "malloc/size_class.h"
 #include "page_alloc/mm.h"
 #include "page_alloc/zone_info.h"
@@ -292,19 +293,25 @@ MALLOC_API void free_aligned_sized(void *p, size_t align, size_t size)
 	free(p);
 }
 
+void malloc_trim_all(void)
+{
+	for (unsigned int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
+		if (kmalloc_caches[i])
+			kmem_cache_shrink(kmalloc_caches[i]);
+	malloc_classes_shrink();
+	drain_local_pages();
+	/* Every free page, as glibc's malloc_trim() (not only 2 MiB blocks). */
+	page_reporting_idle(0);
+	huge_trim();
+}
+
 /* Give memory back: this thread's cached pages, empty slabs, free pageblocks. */
 MALLOC_API int malloc_trim(size_t pad)
 {
 	(void)pad;
 	if (atomic_load(&kmem_system_state) != KMEM_UP)
 		return 0;
-	for (unsigned int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
-		if (kmalloc_caches[i])
-			kmem_cache_shrink(kmalloc_caches[i]);
-	malloc_classes_shrink();
-	drain_local_pages();
-	page_reporting_flush();
-	huge_trim();
+	malloc_trim_all();
 	return 1;
 }
 
@@ -370,6 +377,7 @@ __attribute__((constructor)) static void malloc_init(void)
 	kmem_fork_hook_prepare = huge_fork_prepare;
 	kmem_fork_hook_parent = huge_fork_parent;
 	kmem_fork_hook_child = huge_fork_child;
+	slub_thread_exit_notify = malloc_reap_thread_exited;
 	/*
 	 * Now, before main() registers fork handlers that allocate: kmem's
 	 * must be registered first (see kmem_register_fork_handlers()).  A

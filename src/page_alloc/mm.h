@@ -385,6 +385,12 @@ static inline bool page_reporting_wanted(struct zone *zone)
 
 /* Report every pending block now, whatever the delay (malloc_trim, tests). */
 void page_reporting_flush(void);
+/*
+ * Report every free block of @min_order or more, also those below
+ * page_reporting_order, whatever is pending (malloc_trim(), an idle
+ * program's reaper: glibc's malloc_trim() gives back every free page).
+ */
+void page_reporting_idle(unsigned int min_order);
 
 extern bool tail_placement;
 

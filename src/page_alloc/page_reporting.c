@@ -32,12 +32,13 @@ void (*page_reporting_isolated_hook)(long nr_pages);
  * meanwhile pass theirs and do not grow memory for the moment (the kernel
  * checks low + a whole batch before a pass; kmem's mem= can be small).
  */
-static int isolate_unreported(struct zone *zone, struct page **pages, unsigned int *orders)
+static int isolate_unreported(struct zone *zone, unsigned int min_order, struct page **pages,
+			      unsigned int *orders)
 {
 	long room = global_zone_page_state(NR_FREE_PAGES) - (long)wmark_pages(zone, WMARK_HIGH);
 	int n = 0;
 
-	for (int order = MAX_PAGE_ORDER; order >= (int)page_reporting_order; order--) {
+	for (int order = MAX_PAGE_ORDER; order >= (int)min_order; order--) {
 		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
 			struct list_head *list = &zone->free_area[order].free_list[mt];
 			struct page *page;
@@ -62,15 +63,16 @@ static int isolate_unreported(struct zone *zone, struct page **pages, unsigned i
 	return n;
 }
 
-void page_reporting_process(struct zone *zone)
+/* Report every unreported free block of @min_order or more (above the high watermark). */
+static void report_pass(struct zone *zone, unsigned int min_order, bool wait)
 {
 	struct page *pages[REPORT_BATCH];
 	unsigned int orders[REPORT_BATCH];
 
-	if (!page_reporting_enabled || page_reporting_order > MAX_PAGE_ORDER)
-		return;
 	/* One reporter at a time; the others' blocks will be found by it. */
-	if (!kmem_trylock(&zone->report_lock))
+	if (wait)
+		kmem_lock(&zone->report_lock);
+	else if (!kmem_trylock(&zone->report_lock))
 		return;
 
 	for (;;) {
@@ -78,7 +80,7 @@ void page_reporting_process(struct zone *zone)
 
 		kmem_lock(&zone->lock);
 		__atomic_store_n(&zone->report_pending, false, __ATOMIC_RELAXED);
-		int n = isolate_unreported(zone, pages, orders);
+		int n = isolate_unreported(zone, min_order, pages, orders);
 		for (int i = 0; i < n; i++) {
 			struct free_area *area = &zone->free_area[orders[i]];
 			int mt = get_pageblock_migratetype(pages[i]);
@@ -88,8 +90,10 @@ void page_reporting_process(struct zone *zone)
 			area_count(&area->nr_free, -1);
 			area_count(&area->nr_free_mt[mt], -1);
 			mod_zone_page_state(NR_FREE_PAGES, -(1L << orders[i]));
-			__atomic_store_n(&zone->nr_unreported_high,
-					 zone->nr_unreported_high - (1L << orders[i]), __ATOMIC_RELAXED);
+			if (orders[i] >= page_reporting_order)
+				__atomic_store_n(&zone->nr_unreported_high,
+						 zone->nr_unreported_high - (1L << orders[i]),
+						 __ATOMIC_RELAXED);
 			nr_pages += 1L << orders[i];
 		}
 		atomic_fetch_add_explicit(&zone->nr_isolated_report, nr_pages, memory_order_release);
@@ -132,10 +136,26 @@ void page_reporting_process(struct zone *zone)
 	kmem_unlock(&zone->report_lock);
 }
 
+void page_reporting_process(struct zone *zone)
+{
+	if (page_reporting_enabled && page_reporting_order <= MAX_PAGE_ORDER)
+		report_pass(zone, page_reporting_order, false);
+}
+
 void page_reporting_flush(void)
 {
 	struct zone *zone = &zone_normal;
 
 	if (page_reporting_enabled && __atomic_load_n(&zone->report_pending, __ATOMIC_RELAXED))
 		page_reporting_process(zone);
+}
+
+void page_reporting_idle(unsigned int min_order)
+{
+	if (!page_reporting_enabled)
+		return;
+	if (min_order > page_reporting_order)
+		min_order = page_reporting_order;
+	if (min_order <= MAX_PAGE_ORDER)
+		report_pass(&zone_normal, min_order, true);
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Linux implementation of the platform layer.  Nothing here may call malloc:
- * this code runs underneath the malloc front-end.
+ * this code runs underneath the malloc front-end.  (Except os_thread_start():
+ * pthread_create() allocates the new thread's TLS vector, so its callers
+ * hold no kmem lock and kmem is up.)
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +14,7 @@
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,6 +142,29 @@ unsigned long long os_now_ns(void)
 _Noreturn void os_abort(void)
 {
 	abort();
+}
+
+int os_thread_start(void *(*fn)(void *), void *arg, const char *name)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	if ((err = pthread_attr_init(&attr)))
+		return -err;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	/* The new thread inherits the mask: block everything around the create. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	pthread_setname_np(t, name);
+	return 0;
 }
 
 int os_thread_exit_key_create(pthread_key_t *key, os_thread_exit_fn fn)

@@ -32,6 +32,13 @@ unsigned long long os_now_ns(void);
 void os_sleep_us(unsigned int us);
 _Noreturn void os_abort(void);
 
+/*
+ * Start a detached background thread running @fn(@arg), named @name, with
+ * every signal blocked (the program's signals go to its own threads) and a
+ * small stack.  0 or -errno.
+ */
+int os_thread_start(void *(*fn)(void *), void *arg, const char *name);
+
 /* Run @fn(@arg) when the calling thread exits (after all our TLS users). */
 typedef void (*os_thread_exit_fn)(void *arg);
 int os_thread_exit_key_create(pthread_key_t *key, os_thread_exit_fn fn);

@@ -836,6 +836,8 @@ void slub_flush_this_thread(struct kmem_cache *s)
 		flush_cpu_slot(s, c);
 }
 
+void (*slub_thread_exit_notify)(void);
+
 static void slub_thread_exit(void *arg)
 {
 	struct slub_thread_hdr *h = arg;
@@ -857,6 +859,8 @@ static void slub_thread_exit(void *arg)
 	slub_this = &slub_thread_none;
 	slub_thread_state = SLUB_THREAD_DEAD;
 	munmap(h, sizeof(*h));
+	if (slub_thread_exit_notify)
+		slub_thread_exit_notify();
 }
 
 /* ---- caches -------------------------------------------------------- */

@@ -321,6 +321,12 @@ void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t
 
 void report_double_free(struct kmem_cache *s, const void *x);
 
+/*
+ * Called at the end of a thread's exit, once its caches are flushed and it
+ * holds no lock (the malloc front-end starts its reaper from there).
+ */
+extern void (*slub_thread_exit_notify)(void);
+
 /* slub_sheaf.c: the slow paths of the sheaf layer. */
 void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp);
 bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
