@@ -22,6 +22,12 @@
 
 void *os_reserve(size_t size, size_t align)
 {
+	size_t pg = os_page_size();
+
+	/* Whole pages: else the tail's munmap() below fails (EINVAL) and stays mapped. */
+	size = (size + pg - 1) & ~(pg - 1);
+	if (align < pg)
+		align = pg;
 	size_t len = size + align;
 	char *p = mmap(NULL, len, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
