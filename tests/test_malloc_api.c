@@ -94,6 +94,22 @@ static int all_zero(const void *p, size_t n)
 	return 1;
 }
 
+/* Threads in this process (/proc/self/status), -1 if unknown. */
+static int kt_nr_threads(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Threads:", 8))
+			n = atoi(line + 8);
+	fclose(f);
+	return n;
+}
+
 static unsigned long rss_bytes(void)
 {
 	unsigned long size = 0, resident = 0;
@@ -1158,20 +1174,23 @@ static void *consumer(void *arg)
 
 /* ---- the reaper ----------------------------------------------------------- */
 
+enum { REAP_THREADS = 64, REAP_BLOCKS = 1000 };
+static pthread_barrier_t reap_bar;
+
+/* Allocate, wait until every thread has (they overlap), free, exit. */
 static void *churn_and_exit(void *arg)
 {
-	void *v[2000];
+	void *v[REAP_BLOCKS];
 	long id = (long)arg;
 
-	for (int r = 0; r < 5; r++) {
-		for (int i = 0; i < 2000; i++) {
-			size_t n = 16 + (size_t)(i * 37 + id) % 2000;
-			if ((v[i] = k_malloc(n)))
-				memset(v[i], 1, n);
-		}
-		for (int i = 0; i < 2000; i++)
-			k_free(v[i]);
+	for (int i = 0; i < REAP_BLOCKS; i++) {
+		size_t n = 16 + (size_t)(i * 37 + id) % 2000;
+		if ((v[i] = k_malloc(n)))
+			memset(v[i], 1, n);
 	}
+	pthread_barrier_wait(&reap_bar);
+	for (int i = 0; i < REAP_BLOCKS; i++)
+		k_free(v[i]);
 	return NULL;
 }
 
@@ -1180,29 +1199,36 @@ static void *churn_and_exit(void *arg)
  * caches' barns and empty slabs, which keeps the free pages in fragments
  * that page reporting does not give back.  Once the program has been idle
  * for a period (malloc.reap_ms, 2 s), the reaper trims, with no
- * malloc_trim() from the program.  (Fails with malloc.reap_ms=0.)
+ * malloc_trim() from the program, and exits.  (Fails with malloc.reap_ms=0.)
  */
 KTEST(reaper_returns_memory_of_exited_threads)
 {
-	enum { T = 128 };
-	pthread_t t[T];
+	pthread_t t[REAP_THREADS];
 
 	malloc_trim(0);
 	unsigned long base = rss_bytes();
-	for (long i = 0; i < T; i++)
+	KT_ASSERT(pthread_barrier_init(&reap_bar, NULL, REAP_THREADS) == 0);
+	for (long i = 0; i < REAP_THREADS; i++)
 		KT_ASSERT(pthread_create(&t[i], NULL, churn_and_exit, (void *)i) == 0);
-	for (int i = 0; i < T; i++)
+	for (int i = 0; i < REAP_THREADS; i++)
 		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&reap_bar);
 	unsigned long joined = rss_bytes(), now = joined;
-	/* Two periods after the last exit at most; four for a slow machine. */
-	for (int i = 0; i < 80 && now + 16 * MiB > joined; i++) {
+	/* Two periods after the last exit at most; five for a slow machine. */
+	for (int i = 0; i < 100 && now + 16 * MiB > joined; i++) {
 		usleep(100 * 1000);
 		now = rss_bytes();
 	}
 	fprintf(stderr, "     RSS: base %lu MiB, after join %lu MiB, idle %lu MiB\n", base / MiB,
 		joined / MiB, now / MiB);
-	KT_EXPECT(joined > base + 24 * MiB);	/* else the case tests nothing */
+	KT_EXPECT(joined > base + 32 * MiB);	/* 64 x ~1 MiB held at once, then left */
 	KT_EXPECT(now + 16 * MiB <= joined);
+	/* Its trim done, the reaper has gone: the process is single-threaded again. */
+	int threads = 0;
+	for (int i = 0; i < 50 && (threads = kt_nr_threads()) != 1; i++)
+		usleep(100 * 1000);
+	if (threads != 1)
+		KT_FAIL("%d threads: the reaper is still there", threads);
 }
 
 KTEST(cross_thread_free)

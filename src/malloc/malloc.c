@@ -372,11 +372,30 @@ MALLOC_API void malloc_stats(void)
 		atomic_load(&foreign_frees));
 }
 
+/* Run before kmem's own fork handlers take the slab and page locks (their order). */
+static void malloc_fork_prepare(void)
+{
+	malloc_classes_fork_prepare();
+	huge_fork_prepare();
+}
+
+static void malloc_fork_parent(void)
+{
+	huge_fork_parent();
+	malloc_classes_fork_parent();
+}
+
+static void malloc_fork_child(void)
+{
+	huge_fork_child();
+	malloc_classes_fork_child();
+}
+
 __attribute__((constructor)) static void malloc_init(void)
 {
-	kmem_fork_hook_prepare = huge_fork_prepare;
-	kmem_fork_hook_parent = huge_fork_parent;
-	kmem_fork_hook_child = huge_fork_child;
+	kmem_fork_hook_prepare = malloc_fork_prepare;
+	kmem_fork_hook_parent = malloc_fork_parent;
+	kmem_fork_hook_child = malloc_fork_child;
 	slub_thread_exit_notify = malloc_reap_thread_exited;
 	/*
 	 * Now, before main() registers fork handlers that allocate: kmem's

@@ -77,6 +77,22 @@ int malloc_classes_init(void)
 	return rc;
 }
 
+/* fork(): a child must not inherit the lock held (the reaper's trim takes it). */
+void malloc_classes_fork_prepare(void)
+{
+	kmem_lock(&classes_lock);
+}
+
+void malloc_classes_fork_parent(void)
+{
+	kmem_unlock(&classes_lock);
+}
+
+void malloc_classes_fork_child(void)
+{
+	kmem_lock_init(&classes_lock);
+}
+
 void malloc_classes_shrink(void)
 {
 	kmem_lock(&classes_lock);

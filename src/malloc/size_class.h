@@ -48,5 +48,8 @@ static inline struct kmem_cache *malloc_class_cache(size_t size)
 int malloc_classes_init(void);
 /* kmem_cache_shrink() every class cache that is not a kmalloc one. */
 void malloc_classes_shrink(void);
+void malloc_classes_fork_prepare(void);
+void malloc_classes_fork_parent(void);
+void malloc_classes_fork_child(void);
 
 #endif /* KMEM_MALLOC_SIZE_CLASS_H */

@@ -6,9 +6,11 @@
  * hold no kmem lock and kmem is up.)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -160,7 +162,19 @@ int os_thread_start(void *(*fn)(void *), void *arg, const char *name)
 	if ((err = pthread_attr_init(&attr)))
 		return -err;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 << 10);
+	/*
+	 * Not the creating thread's policy and CPUs (it may be a SCHED_FIFO
+	 * thread pinned to one CPU): ordinary scheduling, the process's CPUs.
+	 * The default stack: static TLS comes out of it (a 64 KiB one
+	 * overflowed with 58 KB of TLS).
+	 */
+	struct sched_param sp = { .sched_priority = 0 };
+	cpu_set_t cpus;
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &sp);
+	if (!sched_getaffinity(getpid(), sizeof(cpus), &cpus))
+		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	/* The new thread inherits the mask: block everything around the create. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -171,6 +185,25 @@ int os_thread_start(void *(*fn)(void *), void *arg, const char *name)
 		return -err;
 	pthread_setname_np(t, name);
 	return 0;
+}
+
+int os_nr_threads(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* Field 20, counted after the command name's closing parenthesis (field 2). */
+	char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 20; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
 }
 
 int os_thread_exit_key_create(pthread_key_t *key, os_thread_exit_fn fn)

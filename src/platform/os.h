@@ -34,10 +34,13 @@ _Noreturn void os_abort(void);
 
 /*
  * Start a detached background thread running @fn(@arg), named @name, with
- * every signal blocked (the program's signals go to its own threads) and a
- * small stack.  0 or -errno.
+ * every signal blocked (the program's signals go to its own threads),
+ * SCHED_OTHER on the process's CPUs.  0 or -errno.
  */
 int os_thread_start(void *(*fn)(void *), void *arg, const char *name);
+
+/* Threads in the process now (/proc/self/stat), -1 if unknown. */
+int os_nr_threads(void);
 
 /* Run @fn(@arg) when the calling thread exits (after all our TLS users). */
 typedef void (*os_thread_exit_fn)(void *arg);
