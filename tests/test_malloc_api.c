@@ -1231,6 +1231,49 @@ KTEST(reaper_returns_memory_of_exited_threads)
 		KT_FAIL("%d threads: the reaper is still there", threads);
 }
 
+static void *alloc_and_exit_late(void *arg)
+{
+	usleep(200 * 1000);
+	free(k_malloc(100));
+	return arg;
+}
+
+static void *alloc_and_exit(void *arg)
+{
+	free(k_malloc(100));
+	return arg;
+}
+
+/*
+ * A main thread that calls pthread_exit() while a worker still runs: the
+ * process ends when the worker does, also with the reaper started by an
+ * earlier thread's exit (it goes when it finds itself the last thread).
+ */
+KTEST(main_thread_pthread_exit_ends_the_process)
+{
+	pid_t pid = fork();
+	KT_ASSERT(pid >= 0);
+	if (pid == 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, alloc_and_exit, NULL) || pthread_join(t, NULL) ||
+		    pthread_create(&t, NULL, alloc_and_exit_late, NULL))
+			_exit(2);
+		pthread_exit(NULL);
+	}
+	int status = -1;
+	pid_t got = 0;
+	/* Less than the reaper's period (2 s): it must not wait for its trim. */
+	for (int i = 0; i < 18 && !(got = waitpid(pid, &status, WNOHANG)); i++)
+		usleep(100 * 1000);
+	if (!got) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		KT_FAIL("the process did not end within 1.8 s (its last thread ends at 0.2 s)");
+		return;
+	}
+	KT_EXPECT(got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 KTEST(cross_thread_free)
 {
 	pthread_t p[PRODUCERS], c[CONSUMERS];

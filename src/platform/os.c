@@ -199,11 +199,15 @@ int os_nr_threads(void)
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
-	/* Field 20, counted after the command name's closing parenthesis (field 2). */
+	/* Fields 3 (state) and 20, counted after the command name's ')' (field 2). */
 	char *p = strrchr(buf, ')');
+	bool leader_gone = p && p[1] == ' ' && p[2] == 'Z';
 	for (int field = 2; p && field < 20; field++)
 		p = strchr(p + 1, ' ');
-	return p ? atoi(p + 1) : -1;
+	if (!p)
+		return -1;
+	/* A main thread that called pthread_exit() is a zombie, counted until the last goes. */
+	return atoi(p + 1) - leader_gone;
 }
 
 int os_thread_exit_key_create(pthread_key_t *key, os_thread_exit_fn fn)

@@ -39,7 +39,7 @@ _Noreturn void os_abort(void);
  */
 int os_thread_start(void *(*fn)(void *), void *arg, const char *name);
 
-/* Threads in the process now (/proc/self/stat), -1 if unknown. */
+/* Live threads in the process now (/proc/self/stat; an exited main thread not counted), -1 if unknown. */
 int os_nr_threads(void);
 
 /* Run @fn(@arg) when the calling thread exits (after all our TLS users). */
