@@ -41,6 +41,8 @@ kmem_param("malloc.reap_ms", malloc_reap_ms, ulong,
 
 /* The process whose reaper runs (a fork's child has none): 0 if none. */
 static atomic_int reaper_pid;
+/* Set in the reaper: its own exit, should its trim have given it kmem state, starts none. */
+static __thread bool this_is_reaper __attribute__((tls_model("initial-exec")));
 
 /* Page allocations and frees so far: the program's activity, as the reaper sees it. */
 static unsigned long page_activity(void)
@@ -71,6 +73,7 @@ static void *reaper(void *arg)
 	unsigned long last = page_activity();
 
 	(void)arg;
+	this_is_reaper = true;
 	for (;;) {
 		unsigned long ms = __atomic_load_n(&malloc_reap_ms, __ATOMIC_RELAXED);
 
@@ -92,7 +95,7 @@ static void *reaper(void *arg)
 
 void malloc_reap_thread_exited(void)
 {
-	if (!__atomic_load_n(&malloc_reap_ms, __ATOMIC_RELAXED) ||
+	if (!__atomic_load_n(&malloc_reap_ms, __ATOMIC_RELAXED) || this_is_reaper ||
 	    atomic_load(&kmem_system_state) != KMEM_UP)
 		return;
 	int pid = os_getpid(), old = atomic_load(&reaper_pid);
