@@ -58,19 +58,7 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* /sys/kernel/slab/<cache>/<attr> (four rotating buffers), or "ERR<errno>". */
-static const char *sysfs(const char *cache, const char *attr)
-{
-	static char bufs[4][512];
-	static int next;
-	char path[256], *b = bufs[next++ & 3];
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, attr);
-	ssize_t n = kmem_read(path, b, sizeof(bufs[0]));
-	if (n < 0)
-		snprintf(b, sizeof(bufs[0]), "ERR%d", (int)-n);
-	return b;
-}
+#define sysfs kt_slab_attr
 
 static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
 {

@@ -208,6 +208,7 @@ static const char *const ro_attrs[] = {
 	"cpu_slabs", "slabs_cpu_partial", "objects", "total_objects", "slabs", "ctor", "aliases",
 	"align", "hwcache_align", "reclaim_account", "cache_dma", "destroy_by_rcu", "usersize",
 	"sanity_checks", "trace", "red_zone", "poison", "store_user", "sheaf_capacity",
+	"released_pages",
 };
 static const char *const rw_attrs[] = {
 	"min_partial", "cpu_partial", "validate", "shrink", "slab_thrash_ratio",
@@ -304,6 +305,7 @@ KTEST(fresh_cache_values)
 	EXPECT_ATTR("kt_fs_256", "objects", "0\n");
 	EXPECT_ATTR("kt_fs_256", "total_objects", "0\n");
 	EXPECT_ATTR("kt_fs_256", "slabs", "0\n");
+	EXPECT_ATTR("kt_fs_256", "released_pages", "0\n");
 	EXPECT_ATTR("kt_fs_256", "partial", "0\n");
 	EXPECT_ATTR("kt_fs_256", "objects_partial", "0\n");
 	EXPECT_ATTR("kt_fs_256", "cpu_slabs", "0\n");

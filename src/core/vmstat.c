@@ -11,6 +11,7 @@ const char *const vmstat_text_zone[NR_VM_ZONE_STAT_ITEMS] = {
 	[NR_SLAB_RECLAIMABLE] = "nr_slab_reclaimable",
 	[NR_SLAB_UNRECLAIMABLE] = "nr_slab_unreclaimable",
 	[NR_KMALLOC_LARGE] = "nr_kmalloc_large",
+	[NR_SLAB_RELEASED] = "nr_slab_released",
 };
 
 const char *const vmstat_text_event[NR_VM_EVENT_ITEMS] = {
@@ -23,6 +24,8 @@ const char *const vmstat_text_event[NR_VM_EVENT_ITEMS] = {
 	[EXTFRAG_CLAIM] = "extfrag_claim",
 	[PCP_REFILL] = "pcp_refill",
 	[PCP_DRAIN] = "pcp_drain",
+	[SLAB_PAGES_RELEASED] = "slab_pages_released",
+	[SLAB_PAGES_RESTORED] = "slab_pages_restored",
 };
 
 atomic_long vm_zone_stat[NR_VM_ZONE_STAT_ITEMS];

@@ -18,6 +18,7 @@ enum zone_stat_item {
 	NR_SLAB_RECLAIMABLE,	/* pages */
 	NR_SLAB_UNRECLAIMABLE,	/* pages */
 	NR_KMALLOC_LARGE,	/* pages held by kmalloc() > KMALLOC_MAX_CACHE_SIZE */
+	NR_SLAB_RELEASED,	/* pages of partial slabs given back to the OS (slub_release.c) */
 	NR_VM_ZONE_STAT_ITEMS
 };
 
@@ -31,6 +32,8 @@ enum vm_event_item {
 	EXTFRAG_CLAIM,		/* pageblocks re-labelled to the allocating type */
 	PCP_REFILL,		/* pcp lists refilled from the buddy lists */
 	PCP_DRAIN,		/* pcp batches returned to the buddy lists */
+	SLAB_PAGES_RELEASED,	/* pages of partial slabs given back to the OS */
+	SLAB_PAGES_RESTORED,	/* such pages taken back when their slab is allocated from */
 	NR_VM_EVENT_ITEMS
 };
 

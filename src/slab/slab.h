@@ -56,7 +56,8 @@ struct kmem_cache_node {
 	unsigned long nr_partial;
 	struct list_head partial;
 	atomic_long nr_slabs;
-	atomic_long total_objects;
+	atomic_long total_objects;	/* less the objects on released pages */
+	atomic_long released_pages;	/* pages of partial slabs given back to the OS */
 };
 
 /*
@@ -96,6 +97,7 @@ struct kmem_cache {
 	unsigned int cpu_partial_slabs;		/* derived */
 	unsigned int min_free_watermark;	/* slab_thrash_ratio, in objects */
 	unsigned int sheaf_capacity;		/* objects per sheaf, 0: no sheaves */
+	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
 	bool dying;				/* destroyed; freed when no thread holds it */

@@ -67,7 +67,7 @@ static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct 
 	/* With sheaves every free goes to the sheaf (and its checks) first. */
 	if (slab && !s->sheaf_capacity) {
 		c->base = (uintptr_t)slab_address(slab) + s->red_left_pad;
-		c->span = (uintptr_t)ss_objects(slab_state(slab)) * s->size;
+		c->span = slab->obj_span;	/* also its released objects (slub_release.c) */
 	} else {
 		c->base = 0;
 		c->span = 0;
@@ -169,6 +169,7 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	__atomic_store_n(&slab->obj_span, *objects * s->size, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < (1u << oo_order(oo)); i++)
 		page_map_set(page + i, slab_map_word(s->index, i));
+	slab_released_init(slab, oo_order(oo));
 	return slab;
 }
 
@@ -225,6 +226,7 @@ void discard_slab_uncounted(struct slab *slab)
 	struct page *page = slab_page(slab);
 	unsigned int order = compound_order(page);
 
+	slab_released_drop(slab->slab_cache, slab);
 	page_clear_flag(page, PG_slab);
 	memset(&slab->slab_cache, 0, sizeof(*slab) - offsetof(struct slab, slab_cache));
 	/* Its pages may become anything: their map words must not lead to a head. */
@@ -459,6 +461,8 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			continue;
 		}
 		remove_partial(n, slab);
+		/* Taken to allocate from: its released pages are wanted again. */
+		slab_unrelease(s, slab);
 		if (!got) {
 			got = slab;
 			*freelist = get_freelist(s, slab, c);
@@ -661,6 +665,8 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 		if (frozen) {
 			put_cpu_partial(s, c, slab);
 			stat_inc(c, CPU_PARTIAL_FREE);
+		} else if (unlikely(release_due(s, slab, ss_inuse(old), inuse))) {
+			slab_release_on_free(s, slab, c);
 		}
 		return;
 	}
@@ -917,6 +923,7 @@ int slub_cache_create(struct kmem_cache *s)
 	atomic_store_explicit(&s->nr_thread_users, 1, memory_order_relaxed);	/* the cache's own */
 	kmem_lock_init(&s->node.list_lock);
 	INIT_LIST_HEAD(&s->node.partial);
+	slub_release_setup(s);
 	return 0;
 }
 
@@ -974,6 +981,7 @@ int slub_shrink(struct kmem_cache *s)
 	slub_flush_this_thread(s);
 	barn_shrink(s);
 	shrink_node(s, false);
+	slub_release_sweep(s);
 	return atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed) != 0;
 }
 

@@ -287,6 +287,8 @@ static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, s
 			return false;
 		}
 		remove_partial(n, slab);
+		/* Off the list with free objects: frozen, so no page release takes it (slub_release.c). */
+		atomic_fetch_or_explicit(&slab->state, SS_FROZEN, memory_order_relaxed);
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
 	} else if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < tun_min_partial(s)) {
@@ -334,7 +336,7 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
 		unsigned int inuse = ss_inuse(st);
 		if (j - i == inuse && inuse > 1 && !ss_frozen(st) &&
 		    (consecutive ? offset_is_multiple((uint32_t)((uintptr_t)p[i] - base), s->div_magic)
-				 : ss_objects(st) <= 1024 && distinct_slots(s, base, p + i, inuse)) &&
+				 : span <= (uintptr_t)1024 * s->size && distinct_slots(s, base, p + i, inuse)) &&
 		    release_whole_slab(s, c, slab, p + i, inuse, consecutive, &wr)) {
 			stat_s(s, c, FREE_SLOWPATH, inuse);
 		} else {
@@ -521,6 +523,8 @@ static inline bool slab_free_quick(struct kmem_cache *s, struct slab *slab, void
 	}
 	if (ss_frozen(old))
 		stat_s(s, c, FREE_FROZEN, 1);
+	else if (unlikely(release_due(s, slab, ss_inuse(old), ss_inuse(old) - cnt)))
+		slab_release_on_free(s, slab, c);
 	return true;
 }
 

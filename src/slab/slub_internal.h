@@ -122,4 +122,26 @@ void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c);
 void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
 		 unsigned int cnt, struct kmem_cache_cpu *c);
 
+/* slub_release.c: the free pages inside partial slabs, given back to the OS. */
+void slub_release_setup(struct kmem_cache *s);
+/* The slab's released pages, a bit each; 0 for an order-0 slab. */
+unsigned long slab_released(struct slab *slab);
+void slab_released_init(struct slab *slab, unsigned int order);
+void slab_released_drop(struct kmem_cache *s, struct slab *slab);
+void slab_unrelease(struct kmem_cache *s, struct slab *slab);
+void slab_release_on_free(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c);
+long slub_release_sweep(struct kmem_cache *s);
+
+/*
+ * A free into a partial slab took its objects in use from @old to @inuse:
+ * release its free pages when that went below twice its pages, and below
+ * each power of two after that.
+ */
+static inline bool release_due(const struct kmem_cache *s, struct slab *slab, unsigned int old,
+			       unsigned int inuse)
+{
+	return s->release_min_free && inuse && (old ^ inuse) > inuse &&
+	       inuse < (2u << compound_order(slab_page(slab)));
+}
+
 #endif /* KMEM_SLUB_INTERNAL_H */

@@ -272,6 +272,12 @@ SHOW(cpu_partial) { seq_printf(sb, "%u\n", __atomic_load_n(&s->cpu_partial, __AT
 
 /* Objects per sheaf (6.18); 0: the cache has no sheaves (debug flags, slub_sheaves=0). */
 SHOW(sheaf_capacity) { seq_printf(sb, "%u\n", s->sheaf_capacity); }
+/* kmem-specific: pages of partial slabs given back to the OS (slub_release.c). */
+SHOW(released_pages)
+{
+	show_node_value(sb, (unsigned long)atomic_load_explicit(&s->node.released_pages,
+								 memory_order_relaxed));
+}
 
 STORE(cpu_partial)
 {
@@ -347,7 +353,7 @@ static const struct slab_attr slab_attrs[] = {
 	RO(slab_size), RO(object_size), RO(objs_per_slab), RO(order), RW(min_partial),
 	RW(cpu_partial), RO(sheaf_capacity), RO(partial), RO(objects_partial), RO(cpu_slabs),
 	RO(slabs_cpu_partial), RO(objects), RO(total_objects), RO(slabs), RO(ctor),
-	RO(aliases), RO(align), RO(hwcache_align), RO(reclaim_account), RO(cache_dma),
+	RO(aliases), RO(align), RO(hwcache_align), RO(reclaim_account), RO(cache_dma), RO(released_pages),
 	RO(destroy_by_rcu), RO(usersize), RO(sanity_checks), RO(trace), RO(red_zone),
 	RO(poison), RO(store_user), RW_EMPTY(validate), RW_EMPTY(shrink),
 	RW(slab_thrash_ratio), RW(remote_node_defrag_ratio),

@@ -85,6 +85,19 @@ char *kt_read(const char *path, long *err)
 	}
 }
 
+const char *kt_slab_attr(const char *cache, const char *attr)
+{
+	static char bufs[4][512];
+	static int next;
+	char path[256], *b = bufs[next++ & 3];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, attr);
+	ssize_t n = kmem_read(path, b, sizeof(bufs[0]));
+	if (n < 0)
+		snprintf(b, sizeof(bufs[0]), "ERR%d", (int)-n);
+	return b;
+}
+
 char *kt_read_checked(const char *path)
 {
 	long err = 0;

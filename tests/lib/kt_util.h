@@ -57,6 +57,11 @@ char *kt_init_captured(const char *cmdline, int *rc);
 
 /* The whole of @path (malloc'd, NUL-terminated), or NULL (errno-style code in *err). */
 char *kt_read(const char *path, long *err);
+/*
+ * /sys/kernel/slab/<cache>/<attr>, read into one of four rotating static
+ * buffers (so a few can be compared at once), or "ERR<errno>".
+ */
+const char *kt_slab_attr(const char *cache, const char *attr);
 /* kt_read() that says on stderr why it failed ("kmem_read(<path>) = <err>"). */
 char *kt_read_checked(const char *path);
 /* Value of "<name> <value>" in /proc/vmstat; -1 if absent. */
