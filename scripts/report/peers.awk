@@ -494,6 +494,8 @@ END {
 		slabs[w] = per1k(ks[w, "alloc_slab"], objs)
 		sfreed[w] = per1k(ks[w, "free_slab"], objs)
 		reported[w] = ks[w, "pgreported"] * 4 / 1024 / ksn[w]
+		released[w] = ks[w, "slab_pages_released"] * 4 / 1024 / ksn[w]
+		restored[w] = ks[w, "slab_pages_restored"] * 4 / 1024 / ksn[w]
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |\n", label[w], asheaf[w],
 		       fsheaf[w], fmt_k(flush[w]), fmt_k(refill[w]), fmt_k(bget[w]), fmt_k(bput[w]),
 		       fmt_k(slabs[w]), fmt_k(sfreed[w]), reported[w] > dt
@@ -631,23 +633,31 @@ END {
 			       "chunks 16 B apart. After the random 90%% free, the slabs left empty go back " \
 			       "to the page allocator, and the 2..8 KiB caches build slabs of their minimum " \
 			       "order out of them before memory grows (order_fallback, as a fragmented " \
-			       "kernel does); but most slabs keep a live object, so their pages can be " \
-			       "reused neither by the 2..8 KiB caches nor by the " \
-			       "OS; kmem returns memory only when a whole 2 MiB block is free " \
-			       "(page_reporting_order=9, after page_reporting.delay_ms; %.1f MB per run here). " \
+			       "kernel does); but most slabs keep a live object. The pages of those slabs " \
+			       "that hold no live object go back to the OS (slub_release_pages: %.1f MB per " \
+			       "run here); that is possible only in slabs of two pages or more, and most of " \
+			       "frag's classes below 448 B have one-page slabs, whose free page is an empty " \
+			       "slab, already freed. A page that keeps one live object can be reused " \
+			       "neither by the 2..8 KiB caches nor by the OS. Free pages of the page " \
+			       "allocator go back only as whole 2 MiB blocks (page_reporting_order=9, after " \
+			       "page_reporting.delay_ms; %.1f MB per run here). " \
 			       "glibc does best here because it splits and coalesces free chunks of any size, " \
-			       "so the 2..8 KiB objects reuse the holes the small ones left.\n",
-			       classes, rf_small, rf_big, rk_small, rk_big, reported[w] > dt
+			       "so the 2..8 KiB objects reuse the holes the small ones left; a segregated-fit " \
+			       "allocator cannot place a 2 KiB object in the free half of a page of 256 B " \
+			       "objects.\n",
+			       classes, rf_small, rf_big, rk_small, rk_big, released[w], reported[w] > dt
 		else
 			printf "%s round longlived's size mixes up by %.2fx (phase 2, 256 B-8 KiB) and " \
 			       "%.2fx (phase 4, 64 B-4 KiB) on average (kmalloc's buckets alone, with " \
 			       "malloc.fine_classes=0: %.2fx and %.2fx), about as the peers' classes do, " \
 			       "so the rounding " \
 			       "explains little of the gap. Slabs that keep one old object when the mix " \
-			       "drifts stay resident, each cache's barn may keep about 256 KiB of freed " \
-			       "objects in full sheaves, and memory goes back to the OS only by whole 2 MiB " \
-			       "blocks (%.1f MB per run here).\n", classes, rf_ll1, rf_ll3, rk_ll1, rk_ll3,
-			       reported[w] > dt
+			       "drifts stay resident but for their pages without a live object " \
+			       "(slub_release_pages: %.1f MB per run given back, %.1f MB taken back when " \
+			       "their slabs were allocated from again), each cache's barn may keep about " \
+			       "256 KiB of freed objects in full sheaves, and free pages go back to the OS " \
+			       "only by whole 2 MiB blocks (%.1f MB per run here).\n", classes, rf_ll1, rf_ll3,
+			       rk_ll1, rk_ll3, released[w], restored[w], reported[w] > dt
 	}
 	printf "\n" > dt
 
