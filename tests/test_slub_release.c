@@ -17,10 +17,12 @@
  *    slabs consistent; a released slab whose last object is freed goes back
  *    to the page allocator and its pages are uncounted.
  *  - Caches that never release: ctor, SLAB_TYPESAFE_BY_RCU, order 0, and
- *    every cache when booted with slub_release_pages=0.
- *  - Threads with sheaves allocate, free across threads and shrink while
- *    pages are released and restored; every object keeps its contents, and
- *    all the memory comes back at the end.
+ *    every cache when booted with slub_release_pages=0; under mlockall()
+ *    madvise() fails, nothing is lost and the cache stops trying.
+ *  - Threads with sheaves allocate (one by one and in bulk), free across
+ *    threads and in bulk, while another shrinks and validates; pages are
+ *    released and restored, every object keeps its contents, and all the
+ *    memory comes back at the end.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -300,6 +302,53 @@ static void child_off(void)
 	kmem_cache_destroy(s);
 }
 
+/* ---- locked memory: madvise() fails ---------------------------------------- */
+
+/* VmLck of /proc/self/status in kB: 0 when nothing is locked (the sanitizers make mlockall() a no-op). */
+static long locked_kb(void)
+{
+	char line[256];
+	long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void child_mlocked(void)
+{
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) || !locked_kb()) {
+		printf("  (mlockall: not permitted or not real here; the case checks nothing)\n");
+		return;
+	}
+	if (slab_test_boot(CMDLINE " slub_sheaves=0")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	struct kmem_cache *s = rel_cache("kt_rel_locked");
+	void *in[OPS];
+	struct slab *a = fill(s, in);
+	unsigned long reports = kmem_report_count();
+	KT_EXPECT(s->release_min_free == 8);
+	/* The release fails: the page stays, the objects too, and the cache stops trying. */
+	free_all_but(s, in, 0, 2);
+	KT_EXPECT(resident((char *)a->obj_base + 4096));
+	KT_EXPECT(s->release_min_free == 0);
+	KT_EXPECT(slab_released(a) == 0 && ss_objects(slab_state(a)) == OPS);
+	KT_EXPECT(kt_vmstat("nr_slab_released") == 0);
+	EXPECT_SYSFS("kt_rel_locked", "total_objects", "64 N0=64\n");
+	KT_EXPECT(kmem_report_count() == reports);
+	free_all_but(s, in, 1, 0);
+	free_rest(s);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	kmem_cache_destroy(s);
+}
+
 /* ---- threads, sheaves, cross-thread frees ------------------------------- */
 
 #define NTHR	4
@@ -327,13 +376,25 @@ static void mt_check_free(void *p, int c)
 static void *mt_worker(void *arg)
 {
 	uint64_t rs = 0x9e3779b97f4a7c15ull * (uintptr_t)(1 + (long)arg);
-	void *mine[BATCH];
+	void *mine[BATCH], *dead[BATCH];
 	unsigned char cls[BATCH];
 
 	for (int r = 0; r < ROUNDS; r++) {
+		/* One round in four in bulk, of one cache. */
+		bool bulk = slab_rnd_below(&rs, 4) == 0;
+		int bc = (int)slab_rnd_below(&rs, 3), nd = 0;
+		if (bulk) {
+			if (kmem_cache_alloc_bulk(mt_cache[bc], GFP, BATCH, mine) != BATCH) {
+				atomic_fetch_add(&mt_bad, 1);
+				return NULL;
+			}
+			memset(cls, bc, sizeof(cls));
+		}
 		for (int i = 0; i < BATCH; i++) {
-			cls[i] = (unsigned char)slab_rnd_below(&rs, 3);
-			mine[i] = kmem_cache_alloc(mt_cache[cls[i]], GFP);
+			if (!bulk) {
+				cls[i] = (unsigned char)slab_rnd_below(&rs, 3);
+				mine[i] = kmem_cache_alloc(mt_cache[cls[i]], GFP);
+			}
 			if (!mine[i]) {
 				atomic_fetch_add(&mt_bad, 1);
 				return NULL;
@@ -343,7 +404,13 @@ static void *mt_worker(void *arg)
 		/* Most die here, some go to another thread, a few live on in the ring. */
 		for (int i = 0; i < BATCH; i++) {
 			if (slab_rnd_below(&rs, 10) < 7) {
-				mt_check_free(mine[i], cls[i]);
+				if (!bulk) {
+					mt_check_free(mine[i], cls[i]);
+				} else {
+					if (slab_check(mine[i], mt_size[bc], (uintptr_t)mine[i]))
+						atomic_fetch_add(&mt_bad, 1);
+					dead[nd++] = mine[i];
+				}
 				continue;
 			}
 			pthread_mutex_lock(&ring.lock);
@@ -356,8 +423,30 @@ static void *mt_worker(void *arg)
 			if (old)
 				mt_check_free(old, oc);
 		}
+		if (nd)
+			kmem_cache_free_bulk(mt_cache[bc], (size_t)nd, dead);
 		if (r % 50 == 49)
 			kmem_cache_shrink(mt_cache[r % 3]);
+	}
+	return NULL;
+}
+
+static atomic_bool mt_stop;
+
+/* Shrinks (sweeps) and validates while the workers run. */
+static void *mt_poker(void *arg)
+{
+	char path[64];
+	unsigned int i = 0;
+
+	(void)arg;
+	while (!atomic_load(&mt_stop)) {
+		snprintf(path, sizeof(path), "/sys/kernel/slab/kt_rel_mt%u/%s", mt_size[i % 3],
+			 i & 1 ? "shrink" : "validate");
+		if (kmem_write(path, "1"))
+			atomic_fetch_add(&mt_bad, 1);
+		i++;
+		usleep(200);
 	}
 	return NULL;
 }
@@ -374,14 +463,19 @@ static void child_threads(void)
 		mt_cache[c] = kmem_cache_create(name, mt_size[c], 0, SLAB_NO_MERGE, NULL);
 		KT_ASSERT(mt_cache[c] && mt_cache[c]->release_min_free);
 	}
-	pthread_t t[NTHR];
+	unsigned long reports = kmem_report_count();
+	pthread_t t[NTHR], poker;
+	KT_ASSERT(pthread_create(&poker, NULL, mt_poker, NULL) == 0);
 	for (long i = 0; i < NTHR; i++)
 		KT_ASSERT(pthread_create(&t[i], NULL, mt_worker, (void *)i) == 0);
 	for (int i = 0; i < NTHR; i++)
 		pthread_join(t[i], NULL);
+	atomic_store(&mt_stop, true);
+	pthread_join(poker, NULL);
 	KT_EXPECT(atomic_load(&mt_bad) == 0);
+	KT_EXPECT(kmem_report_count() == reports);
 	KT_EXPECT(kt_vmstat("slab_pages_released") > 0);
-	unsigned long reports = kmem_report_count();
+	KT_EXPECT(kt_vmstat("slab_pages_restored") > 0);
 	for (int c = 0; c < 3; c++) {
 		snprintf(name, sizeof(name), "/sys/kernel/slab/kt_rel_mt%u/validate", mt_size[c]);
 		KT_EXPECT(kmem_write(name, "1") == 0);
@@ -401,12 +495,18 @@ static void child_threads(void)
 
 static const struct slab_child children[] = {
 	{ "off", child_off },
+	{ "mlocked", child_mlocked },
 	{ "threads", child_threads },
 };
 
 KTEST(nothing_released_when_booted_with_slub_release_pages_0)
 {
 	KT_ASSERT_CHILD_OK(slab_run_child("off"));
+}
+
+KTEST(locked_memory_stops_the_release)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("mlocked"));
 }
 
 KTEST(threads_cross_thread_frees_and_shrinks)

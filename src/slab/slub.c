@@ -461,8 +461,6 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			continue;
 		}
 		remove_partial(n, slab);
-		/* Taken to allocate from: its released pages are wanted again. */
-		slab_unrelease(s, slab);
 		if (!got) {
 			got = slab;
 			*freelist = get_freelist(s, slab, c);
@@ -491,7 +489,13 @@ void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	if (unlikely(kmem_cache_debug(s)))
 		return alloc_single(s, gfp, c);
 	if (slab) {
-		/* Our lockless freelist ran dry: take what others freed meanwhile. */
+		/*
+		 * Our lockless freelist ran dry: take what others freed
+		 * meanwhile, and the objects on the slab's released pages
+		 * (slub_release.c), which fault in only now that they are wanted.
+		 */
+		if (unlikely(slab_released(slab)))
+			slab_unrelease(s, slab);
 		freelist = get_freelist(s, slab, c);
 		if (freelist) {
 			stat_inc(c, ALLOC_REFILL);
@@ -665,7 +669,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 		if (frozen) {
 			put_cpu_partial(s, c, slab);
 			stat_inc(c, CPU_PARTIAL_FREE);
-		} else if (unlikely(release_due(s, slab, ss_inuse(old), inuse))) {
+		} else if (unlikely(release_due(s, ss_inuse(old), inuse))) {
 			slab_release_on_free(s, slab, c);
 		}
 		return;

@@ -523,7 +523,7 @@ static inline bool slab_free_quick(struct kmem_cache *s, struct slab *slab, void
 	}
 	if (ss_frozen(old))
 		stat_s(s, c, FREE_FROZEN, 1);
-	else if (unlikely(release_due(s, slab, ss_inuse(old), ss_inuse(old) - cnt)))
+	else if (unlikely(release_due(s, ss_inuse(old), ss_inuse(old) - cnt)))
 		slab_release_on_free(s, slab, c);
 	return true;
 }

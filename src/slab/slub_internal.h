@@ -135,13 +135,14 @@ long slub_release_sweep(struct kmem_cache *s);
 /*
  * A free into a partial slab took its objects in use from @old to @inuse:
  * release its free pages when that went below twice its pages, and below
- * each power of two after that.
+ * each power of two after that.  The slab may be gone already (the free
+ * gave up our claim on it): the cache's order stands for the slab's, and
+ * slab_release_on_free() checks the slab under list_lock.
  */
-static inline bool release_due(const struct kmem_cache *s, struct slab *slab, unsigned int old,
-			       unsigned int inuse)
+static inline bool release_due(const struct kmem_cache *s, unsigned int old, unsigned int inuse)
 {
-	return s->release_min_free && inuse && (old ^ inuse) > inuse &&
-	       inuse < (2u << compound_order(slab_page(slab)));
+	return __atomic_load_n(&s->release_min_free, __ATOMIC_RELAXED) && inuse &&
+	       (old ^ inuse) > inuse && inuse < (2u << oo_order(s->oo));
 }
 
 #endif /* KMEM_SLUB_INTERNAL_H */

@@ -16,10 +16,10 @@
  * state's object count drops by their number, so that every other path sees
  * an ordinary slab with fewer objects (empty is still inuse == 0, and a slab
  * given back whole is uncounted by what its state says).  Which pages are
- * out is a bit mask in the slab's first tail page.  When a slab is taken off
- * the partial list to allocate from (get_partial()), its released objects
- * come back (slab_unrelease()): the pages fault in again as zeroes and get
- * free pointers.
+ * out is a bit mask in the slab's first tail page.  When a thread's cpu
+ * slab runs out of free objects (___slab_alloc()), its released objects come
+ * back (slab_unrelease()): the pages fault in again as zeroes and get free
+ * pointers, only once they are wanted.
  *
  * When: a free into a partial slab that takes its objects in use below
  * twice its pages, and below each power of two after that (a slab sweeps at
@@ -173,9 +173,10 @@ static void *chain_bitmap(struct kmem_cache *s, const struct slab_geom *g, const
 }
 
 /*
- * The slab's released objects come back (list_lock held; the slab is off
- * the partial list or about to be taken, frozen or not).  Their pages fault
- * in as zeroes when the free pointers are written.
+ * The released objects of a thread's cpu slab come back onto its freelist
+ * (the thread owns the slab, frozen: nothing else changes the mask; other
+ * threads' frees only push onto the freelist).  Their pages fault in as
+ * zeroes when the free pointers are written.
  */
 void slab_unrelease(struct kmem_cache *s, struct slab *slab)
 {
@@ -266,8 +267,15 @@ static unsigned int release_slab(struct kmem_cache *s, struct slab *slab, void *
 		while (q < g.pages && (fresh & (1UL << q)))
 			q++;
 		if (os_release((void *)(g.addr + ((uintptr_t)p << PAGE_SHIFT)),
-			       (size_t)(q - p) << PAGE_SHIFT))
+			       (size_t)(q - p) << PAGE_SHIFT)) {
+			/*
+			 * Locked memory (mlockall) or no such call: the pages stay,
+			 * and so that every later free does not walk and fail
+			 * again, the cache stops trying.
+			 */
 			fresh &= ~(((1UL << (q - p)) - 1) << p);
+			__atomic_store_n(&s->release_min_free, 0, __ATOMIC_RELAXED);
+		}
 		p = q;
 	}
 
@@ -306,6 +314,11 @@ put_back:;
 	do {
 		if (kept + dropped > ss_inuse(old)) {
 			/* Frees of objects it held: double frees meanwhile.  Keep it out of use. */
+			if (fresh) {
+				set_released(slab, mask);
+				atomic_fetch_add_explicit(&n->total_objects, dropped, memory_order_relaxed);
+				account_released(s, -__builtin_popcountl(fresh));
+			}
 			kmem_unlock(&n->list_lock);
 			kmem_report("BUG %s (Not tainted): Freeing %u objects to a slab with %u in use\n"
 				    "INFO: Slab %p: double free while its pages were released; the slab is not used again\n",
@@ -343,11 +356,15 @@ static bool releasable(struct kmem_cache *s, struct slab *slab)
 {
 	struct page *page = slab_page(slab);
 
-	if (!PageSlab(page) || page_slab_cache(page) != s || !compound_order(page))
+	/* Its page may be on its way through the page allocator: atomic loads. */
+	if (!PageSlab(page) || page_slab_cache(page) != s ||
+	    !__atomic_load_n(&page->order, __ATOMIC_RELAXED))
 		return false;
 	uint64_t st = slab_state(slab);
-	return !ss_frozen(st) && ss_freelist(slab, st) && ss_inuse(st) &&
-	       ss_objects(st) - ss_inuse(st) >= s->release_min_free;
+	unsigned int min_free = __atomic_load_n(&s->release_min_free, __ATOMIC_RELAXED);
+
+	return min_free && !ss_frozen(st) && ss_freelist(slab, st) && ss_inuse(st) &&
+	       ss_objects(st) - ss_inuse(st) >= min_free;
 }
 
 void slab_release_on_free(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
@@ -371,7 +388,7 @@ long slub_release_sweep(struct kmem_cache *s)
 	struct kmem_cache_node *n = &s->node;
 	long released = 0;
 
-	if (!s->release_min_free)
+	if (!__atomic_load_n(&s->release_min_free, __ATOMIC_RELAXED))
 		return 0;
 	kmem_lock(&n->list_lock);
 	unsigned long todo = n->nr_partial;
