@@ -40,6 +40,7 @@ kmem_param("slub_release_pages", slub_release_pages, bool,
 	   "give back the free pages inside partial slabs (kmem; no kernel counterpart)");
 
 #define RELEASE_MAX_OBJECTS	512	/* bitmaps on the stack */
+
 #define RELEASE_MAX_PAGES	64	/* one mask word */
 
 void slub_release_setup(struct kmem_cache *s)
@@ -138,7 +139,12 @@ static void account_released(struct kmem_cache *s, long pages)
 	mod_zone_page_state(NR_SLAB_RELEASED, pages);
 }
 
-/* A slab going back to the page allocator: its released pages are no longer ours to count. */
+/*
+ * A slab going back to the page allocator: its released pages are no
+ * longer ours to count.  (Their 64 KiB populate groups stay marked
+ * populated: marking them fresh would have the next slab's
+ * MADV_POPULATE_WRITE fault in the released pages of its neighbours.)
+ */
 void slab_released_drop(struct kmem_cache *s, struct slab *slab)
 {
 	unsigned long mask = slab_released(slab);
@@ -237,6 +243,13 @@ static unsigned int release_slab(struct kmem_cache *s, struct slab *slab, void *
 	void *end = NULL;
 
 	slab_geom(s, slab, &g);
+	/*
+	 * The walk is a chain of dependent loads, each a cache miss (and a
+	 * TLB miss) on a cold slab: ~6 us for 16 objects.  The free pointers
+	 * sit at known places, so load them all at once first.
+	 */
+	for (unsigned int i = 0; i < g.objects; i++)
+		__builtin_prefetch((char *)g.base + (size_t)i * g.size + s->offset);
 	for (void *x = f; x && found < nfree; end = x, x = get_freepointer(s, x), found++) {
 		uint32_t off = (uint32_t)((uintptr_t)x - g.base);
 		unsigned int idx = (unsigned int)(((unsigned __int128)off * s->div_magic) >> 64);
