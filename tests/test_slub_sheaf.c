@@ -3,6 +3,9 @@
  * SLUB sheaves and the barn (Linux 6.18, src/slab/slub_sheaf.c; reference
  * kernel-mm.md §1.10), booted with nr_cpus=2 and slub_sheaves=1.
  *
+ *  - A thread's first refills take 8, 16, 32 objects (fewer for objects
+ *    over 512 B), from the node's partial slabs: threads that allocate a
+ *    few objects share slabs instead of holding a cpu slab each.
  *  - sheaf_capacity: slub_sheaf_capacity() by slot size (60, 28, 20, 12, 4,
  *    0 for debug caches), the cache field and the sysfs file agree, for
  *    caches we create and for every directory of /sys/kernel/slab.
@@ -391,6 +394,80 @@ KTEST(refill_ramp)
 	KT_ASSERT(pthread_create(&t, NULL, ramp_thread, &other) == 0);
 	pthread_join(t, NULL);
 	KT_EXPECT(other.first == 8);
+	kmem_cache_destroy(s);
+
+	/* Objects over 512 bytes start from a page's worth: 2048-byte ones 2, 4, 8, then 12. */
+	struct kmem_cache *big = kmem_cache_create("kt_sheaf_ramp2k", 2048, 0, SLAB_NO_MERGE, NULL);
+	static const unsigned long want2k[] = { 2, 4, 8, 12, 12 };
+	KT_ASSERT(big && big->sheaf_capacity == 12);
+	n = refill_sizes(big, sizes, 8);
+	KT_ASSERT(n >= 5);
+	for (int i = 0; i < 5; i++)
+		if (sizes[i] != want2k[i])
+			KT_FAIL("2k refill %d: %lu objects, want %lu", i + 1, sizes[i], want2k[i]);
+	kmem_cache_destroy(big);
+}
+
+#define SHARERS	8
+
+struct sharer {
+	struct kmem_cache *s;
+	pthread_barrier_t *held, *done;
+	void *obj[3];
+	bool own_slab;
+};
+
+static void *sharer_thread(void *arg)
+{
+	struct sharer *sh = arg;
+
+	for (int i = 0; i < 3; i++)
+		sh->obj[i] = kmem_cache_alloc(sh->s, GFP);
+	struct kmem_cache_cpu *c = my_slot(sh->s);
+	sh->own_slab = !c || c->slab || c->freelist;
+	pthread_barrier_wait(sh->held);
+	pthread_barrier_wait(sh->done);
+	for (int i = 0; i < 3; i++)
+		kmem_cache_free(sh->s, sh->obj[i]);
+	return NULL;
+}
+
+/*
+ * The ramp's refills come from the node's partial slabs, not from a cpu
+ * slab of the thread's own: 8 threads that each allocate 3 objects (a
+ * refill of 8 each) fill one 64-object slab between them, and none holds a
+ * cpu slab.  Before, each took a slab of its own: 8 slabs.
+ */
+KTEST(ramp_refills_share_node_slabs)
+{
+	struct kmem_cache *s = cache64_bare("kt_sheaf_shared");
+	struct sharer sh[SHARERS];
+	pthread_t t[SHARERS];
+	pthread_barrier_t held, done;
+
+	KT_ASSERT(s);
+	pthread_barrier_init(&held, NULL, SHARERS + 1);
+	pthread_barrier_init(&done, NULL, SHARERS + 1);
+	for (int i = 0; i < SHARERS; i++) {
+		sh[i] = (struct sharer){ .s = s, .held = &held, .done = &done };
+		KT_ASSERT(pthread_create(&t[i], NULL, sharer_thread, &sh[i]) == 0);
+	}
+	pthread_barrier_wait(&held);
+	EXPECT_SYSFS("kt_sheaf_shared", "slabs", "1 N0=1\n");
+	void *all[SHARERS * 3];
+	for (int i = 0; i < SHARERS; i++) {
+		KT_EXPECT(!sh[i].own_slab);
+		for (int k = 0; k < 3; k++)
+			all[i * 3 + k] = sh[i].obj[k];
+	}
+	KT_EXPECT(distinct(all, SHARERS * 3));
+	pthread_barrier_wait(&done);
+	for (int i = 0; i < SHARERS; i++)
+		pthread_join(t[i], NULL);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	EXPECT_SYSFS("kt_sheaf_shared", "slabs", "0\n");
+	pthread_barrier_destroy(&held);
+	pthread_barrier_destroy(&done);
 	kmem_cache_destroy(s);
 }
 

@@ -548,6 +548,75 @@ load:
 	return freelist;
 }
 
+/*
+ * Pop up to @want objects off @slab, a node partial slab (list_lock held),
+ * one compare-and-swap each: other threads' frees push onto the same
+ * freelist meanwhile, and nobody else pops it without the lock.  A slab
+ * left without free objects is full: off the list.
+ */
+static unsigned int pop_partial(struct kmem_cache *s, struct slab *slab, unsigned int want, void **p)
+{
+	uint64_t old = slab_state(slab), new;
+	unsigned int k = 0;
+
+	while (k < want) {
+		void *head = ss_freelist(slab, old);
+		if (!head)
+			break;
+		void *next = get_freepointer(s, head);
+		new = ss_make(slab, next, ss_inuse(old) + 1, ss_objects(old), ss_frozen(old));
+		if (!slab_state_cmpxchg(slab, &old, new))
+			continue;
+		p[k++] = head;
+		old = new;
+	}
+	if (!ss_freelist(slab, old))
+		remove_partial(&s->node, slab);
+	return k;
+}
+
+/*
+ * A thread's first sheaf refills of a cache, while it has no cpu slab:
+ * the objects come from the node's partial slabs under list_lock, as the
+ * newest kernels' sheaf refill takes them (no cpu slabs there at all), and
+ * a new slab, when one is needed, goes to the node list with what is left.
+ * Threads that allocate a few objects of a class then share slabs instead
+ * of pinning one each: 1000 threads holding one object in each of 10
+ * classes took a cpu slab per thread and class.
+ */
+unsigned int __slub_refill_shared(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
+				  unsigned int n, void **p)
+{
+	struct kmem_cache_node *node = &s->node;
+	unsigned int got = 0;
+
+	if (__atomic_load_n(&node->nr_partial, __ATOMIC_RELAXED)) {
+		kmem_lock(&node->list_lock);
+		while (got < n && !list_empty(&node->partial)) {
+			struct slab *slab = list_first_entry(&node->partial, struct slab, slab_list);
+			unsigned int k = pop_partial(s, slab, n - got, p + got);
+			if (k)
+				stat_inc(c, ALLOC_FROM_PARTIAL);
+			got += k;
+		}
+		kmem_unlock(&node->list_lock);
+	}
+	if (got < n) {
+		void *freelist;
+		struct slab *slab = new_slab(s, got ? gfp | __GFP_NOWARN : gfp, c, &freelist);
+		if (slab) {
+			stat_inc(c, ALLOC_SLAB);
+			while (got < n && freelist) {
+				p[got++] = freelist;
+				freelist = get_freepointer(s, freelist);
+			}
+			deactivate_slab(s, slab, freelist, c);
+		}
+	}
+	stat_add(c, SHEAF_REFILL, got);
+	return got;
+}
+
 /* Allocation for a thread without per-thread state (it is exiting). */
 static void *slab_alloc_unowned(struct kmem_cache *s, gfp_t gfp)
 {

@@ -316,6 +316,9 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x);
  * SHEAF_REFILL).  Returns how many. */
 unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
 				     unsigned int n, void **p);
+/* slub.c.  The same for a thread's first refills, from the node's partial slabs (shared). */
+unsigned int __slub_refill_shared(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
+				  unsigned int n, void **p);
 /* Objects of @s (checked) back to their slabs: a sheaf flush, a bulk free. */
 void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
 

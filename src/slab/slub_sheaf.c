@@ -314,17 +314,19 @@ static bool main_from_spare_or_barn(struct kmem_cache *s, struct kmem_cache_cpu 
 
 /*
  * How many objects to take from slabs into an empty main.  A thread's
- * first refills of a cache take 8, 16, 32, then a whole sheaf (after
- * SHEAF_RAMP refills): a thread that allocates a few objects of a class
- * (most of a program's threads, for most classes) then pins and touches
- * a few slots, not a sheaf's worth (1000 threads x 10 classes, one
- * object each: RSS 212 -> 151 MB).
+ * first refills of a cache take 8, 16, 32 objects (for objects over 512
+ * bytes, a page's worth and then twice and four times that: 4 KiB ones 1,
+ * 2, 4), then a whole sheaf (after SHEAF_RAMP refills): a thread that
+ * allocates a few objects of a class (most of a program's threads, for
+ * most classes) then pins and touches a few slots, not a sheaf's worth
+ * (1000 threads x 10 classes, one object each: RSS 212 -> 151 MB).
  */
-static unsigned int sheaf_refill_size(struct kmem_cache_cpu *c)
+static unsigned int sheaf_refill_size(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	if (c->sheaf_refills == SHEAF_RAMP)
 		return c->cap;
-	unsigned int n = 8u << c->sheaf_refills++;
+	unsigned int first = PAGE_SIZE / s->size;
+	unsigned int n = (first < 1 ? 1 : first > 8 ? 8 : first) << c->sheaf_refills++;
 
 	return n < c->cap ? n : c->cap;
 }
@@ -340,7 +342,11 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 		return NULL;
 	sheaf_settle(c);
 	if (!c->count && !main_from_spare_or_barn(s, c)) {
-		unsigned int n = __slub_alloc_from_slabs(s, c, gfp, sheaf_refill_size(c), c->objs);
+		/* The ramp's refills share the node's slabs while the thread has no cpu slab. */
+		bool shared = c->sheaf_refills < SHEAF_RAMP && !c->slab && !c->freelist;
+		unsigned int want = sheaf_refill_size(s, c);
+		unsigned int n = shared ? __slub_refill_shared(s, c, gfp, want, c->objs)
+					: __slub_alloc_from_slabs(s, c, gfp, want, c->objs);
 		if (!n)
 			return NULL;
 		c->count = n;	/* SHEAF_REFILL counted as it went */
