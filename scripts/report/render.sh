@@ -211,6 +211,22 @@ fi
 		cat "$out/peers_details.md"
 	fi
 
+	echo "### Many live threads (bench_threads_rss)"
+	echo
+	status_line bench_threads_rss
+	if have bench_threads_rss; then
+		echo "Per-thread caches cost memory per thread. Each allocator in its own process:"
+		echo
+		echo '```'
+		sed -n '/^allocator/,$p' "$raw/bench_threads_rss.txt"
+		echo '```'
+		echo
+		echo "kmem: a thread's first refills of a class (8 objects, a page's worth over 512 B) come"
+		echo "from slabs shared with other threads, so a thread that holds a few objects pins its"
+		echo "sheaves' spare objects and its per-thread slots, not a slab per class (design.md §8.6)."
+		echo
+	fi
+
 	echo "### The kmem_cache API beside the peers' malloc (bench_slab_vs_malloc)"
 	echo
 	status_line bench_slab_vs_malloc
