@@ -985,6 +985,57 @@ static int fork_child_work(unsigned long seed)
 	return 0;
 }
 
+/*
+ * In a process that never had a second thread kmem's fork handlers do
+ * nothing (no lock can be held by anyone else): forks of such a process,
+ * run fresh (--single-fork), each with a child that allocates, checks and
+ * frees, and starts a thread of its own.
+ */
+static int single_fork_main(void)
+{
+	extern char __libc_single_threaded __attribute__((weak));
+	enum { FORKS = 40 };
+	void *keep[FORKS];
+
+	if (&__libc_single_threaded && !__libc_single_threaded) {
+		fprintf(stderr, "single-fork: the process is not single-threaded\n");
+		return 9;
+	}
+	for (int f = 0; f < FORKS; f++) {
+		keep[f] = k_malloc(16 + 97 * (size_t)f);	/* the parent's state moves between forks */
+		if (!keep[f])
+			return 8;
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid < 0)
+			return 7;
+		if (pid == 0)
+			_exit(fork_child_work((unsigned long)f * 104729 + 3));
+		int status;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "single-fork: child %d: status %#x\n", f, status);
+			return 6;
+		}
+	}
+	for (int f = 0; f < FORKS; f++)
+		k_free(keep[f]);
+	return 0;
+}
+
+KTEST(fork_from_a_single_threaded_process)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	KT_ASSERT(pid >= 0);
+	if (pid == 0) {
+		execl("/proc/self/exe", "test_malloc_api", "--single-fork", (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	KT_ASSERT(waitpid(pid, &status, 0) == pid);
+	KT_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 KTEST(fork_while_threads_allocate)
 {
 	enum { THREADS = 4, FORKS = 50 };
@@ -1441,6 +1492,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return child_main();
+	if (argc > 1 && !strcmp(argv[1], "--single-fork"))
+		return single_fork_main();
 
 	if (KMEM_TEST_SANITIZED) {
 		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");

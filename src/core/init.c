@@ -46,9 +46,23 @@ void (*kmem_fork_hook_child)(void);
 
 /* Whether the fork in progress found kmem up (its layers' locks exist then). */
 static bool fork_found_kmem_up;
+/* Whether it took kmem's locks at all (see kmem_fork_prepare()). */
+static bool fork_locked;
 
+/*
+ * A process with one thread forks with nobody inside kmem but the forking
+ * thread, which is not (a fork from a signal handler that interrupted kmem
+ * is broken either way): its locks are all free and its lists whole, so
+ * the handlers do nothing.  Taking and re-initialising some hundred locks
+ * (two a cache) wrote to every page that holds one, in the parent and in
+ * the child, after the fork had made them copy-on-write: about 20 page
+ * copies per fork of a shell.
+ */
 static void kmem_fork_prepare(void)
 {
+	fork_locked = !os_single_threaded();
+	if (!fork_locked)
+		return;
 	if (kmem_fork_hook_prepare)
 		kmem_fork_hook_prepare();
 	kmem_lock(&boot_lock);
@@ -63,6 +77,8 @@ static void kmem_fork_prepare(void)
 
 static void kmem_fork_parent(void)
 {
+	if (!fork_locked)
+		return;
 	if (fork_found_kmem_up) {
 		vmstat_fork_parent();
 		mm_fork_parent();
@@ -75,6 +91,8 @@ static void kmem_fork_parent(void)
 
 static void kmem_fork_child(void)
 {
+	if (!fork_locked)
+		return;
 	if (fork_found_kmem_up) {
 		vmstat_fork_child();
 		mm_fork_child();
