@@ -471,6 +471,90 @@ KTEST(ramp_refills_share_node_slabs)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * Short-lived threads (many in their ramp, refilling from shared slabs)
+ * allocate kmalloc objects of 16 B-8 KiB, hand some to each other through a
+ * mailbox and free the rest, while the objects others free land in the
+ * slabs being refilled from.  A refill that emptied a slab left it full and
+ * unfrozen on the node list for a moment, where a free could freeze it onto
+ * its own cpu partial list through the same link (list corruption; TSan
+ * saw it as a race).  Contents are checked throughout.
+ */
+#define MAILBOX	2048
+
+static void *_Atomic mailbox[MAILBOX];
+static atomic_long mail_errors;
+
+static uint32_t mail_rnd(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+static void mail_check_free(void *p)
+{
+	size_t n = *(uint32_t *)p;
+
+	if (slab_check((char *)p + 8, n - 8, (uintptr_t)p))
+		atomic_fetch_add(&mail_errors, 1);
+	kfree(p);
+}
+
+static void *mail_worker(void *arg)
+{
+	uint32_t seed = (uint32_t)(uintptr_t)arg * 2654435761u;
+	int n = 4 + (int)(mail_rnd(&seed) % 60);
+	void *mine[64];
+
+	for (int i = 0; i < n; i++) {
+		size_t sz = 16u << (mail_rnd(&seed) % 10);
+		sz += mail_rnd(&seed) % sz;
+		sz = sz > 8192 ? 8192 : sz;
+		mine[i] = kmalloc(sz, GFP);
+		if (!mine[i]) {
+			atomic_fetch_add(&mail_errors, 1);
+			n = i;
+			break;
+		}
+		*(uint32_t *)mine[i] = (uint32_t)sz;
+		slab_fill((char *)mine[i] + 8, sz - 8, (uintptr_t)mine[i]);
+	}
+	for (int k = 0; k < 8; k++) {
+		void *q = atomic_exchange(&mailbox[mail_rnd(&seed) % MAILBOX], NULL);
+		if (q)
+			mail_check_free(q);
+	}
+	for (int i = 0; i < n; i++) {
+		if (mail_rnd(&seed) % 3)
+			mail_check_free(mine[i]);
+		else if ((mine[i] = atomic_exchange(&mailbox[mail_rnd(&seed) % MAILBOX], mine[i])))
+			mail_check_free(mine[i]);
+	}
+	return NULL;
+}
+
+KTEST(short_lived_threads_hand_off_objects)
+{
+	enum { TOTAL = 512, CONC = 32 };
+	pthread_t t[CONC];
+	unsigned long reports = kmem_report_count();
+
+	for (int started = 0; started < TOTAL; started += CONC) {
+		for (int i = 0; i < CONC; i++)
+			KT_ASSERT(pthread_create(&t[i], NULL, mail_worker,
+						 (void *)(uintptr_t)(started + i + 1)) == 0);
+		for (int i = 0; i < CONC; i++)
+			pthread_join(t[i], NULL);
+	}
+	for (int i = 0; i < MAILBOX; i++) {
+		void *q = atomic_exchange(&mailbox[i], NULL);
+		if (q)
+			mail_check_free(q);
+	}
+	KT_EXPECT(atomic_load(&mail_errors) == 0);
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
 /* ---- exact counters, one thread -------------------------------------- */
 
 static struct kmem_cache *cnt;		/* kt_sheaf_count, shared by the next two cases */

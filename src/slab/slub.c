@@ -551,8 +551,14 @@ load:
 /*
  * Pop up to @want objects off @slab, a node partial slab (list_lock held),
  * one compare-and-swap each: other threads' frees push onto the same
- * freelist meanwhile, and nobody else pops it without the lock.  A slab
- * left without free objects is full: off the list.
+ * freelist meanwhile, and nobody else pops it without the lock.
+ *
+ * A slab left without free objects is full and goes off the list.  The
+ * compare-and-swap that takes its last object also freezes it: a full
+ * unfrozen slab may be frozen by a free without the lock and pushed onto
+ * that thread's cpu partial list, through the very link the node list uses,
+ * so one must never be on the list, not even until remove_partial().  Off
+ * the list, it is unfrozen again, and filed back if frees came meanwhile.
  */
 static unsigned int pop_partial(struct kmem_cache *s, struct slab *slab, unsigned int want, void **p)
 {
@@ -564,14 +570,18 @@ static unsigned int pop_partial(struct kmem_cache *s, struct slab *slab, unsigne
 		if (!head)
 			break;
 		void *next = get_freepointer(s, head);
-		new = ss_make(slab, next, ss_inuse(old) + 1, ss_objects(old), ss_frozen(old));
+		new = ss_make(slab, next, ss_inuse(old) + 1, ss_objects(old), ss_frozen(old) || !next);
 		if (!slab_state_cmpxchg(slab, &old, new))
 			continue;
 		p[k++] = head;
 		old = new;
+		if (!next) {
+			remove_partial(&s->node, slab);
+			if (ss_freelist(slab, slab_set_frozen(slab, false)))
+				add_partial(&s->node, slab, true);
+			break;
+		}
 	}
-	if (!ss_freelist(slab, old))
-		remove_partial(&s->node, slab);
 	return k;
 }
 

@@ -291,7 +291,14 @@ static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, s
 		atomic_fetch_or_explicit(&slab->state, SS_FROZEN, memory_order_relaxed);
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, FREE_REMOVE_PARTIAL, 1);
-	} else if (__atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < tun_min_partial(s)) {
+	} else if (ss_frozen(st) || ss_inuse(st) != inuse ||
+		   __atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED) < tun_min_partial(s)) {
+		/*
+		 * Since the caller looked, another thread may have taken the
+		 * freelist (get_partial(), a shared refill): its cpu slab, or
+		 * objects it holds.  Full, unfrozen and all in use by @p, the
+		 * slab is on no list and nobody can take anything from it.
+		 */
 		return false;
 	}
 	stat_s(s, c, FREE_SLAB, 1);
