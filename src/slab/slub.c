@@ -611,9 +611,9 @@ unsigned int __slub_refill_shared(struct kmem_cache *s, struct kmem_cache_cpu *c
 		}
 		kmem_unlock(&node->list_lock);
 	}
-	if (got < n) {
+	if (!got) {	/* a short refill will do: the thread comes back sooner */
 		void *freelist;
-		struct slab *slab = new_slab(s, got ? gfp | __GFP_NOWARN : gfp, c, &freelist);
+		struct slab *slab = new_slab(s, gfp, c, &freelist);
 		if (slab) {
 			stat_inc(c, ALLOC_SLAB);
 			while (got < n && freelist) {

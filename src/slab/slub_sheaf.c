@@ -342,8 +342,8 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 		return NULL;
 	sheaf_settle(c);
 	if (!c->count && !main_from_spare_or_barn(s, c)) {
-		/* The ramp's refills share the node's slabs while the thread has no cpu slab. */
-		bool shared = c->sheaf_refills < SHEAF_RAMP && !c->slab && !c->freelist;
+		/* The ramp's refills share the node's slabs while the thread has no slab of its own. */
+		bool shared = c->sheaf_refills < SHEAF_RAMP && !c->slab && !c->freelist && !c->partial;
 		unsigned int want = sheaf_refill_size(s, c);
 		unsigned int n = shared ? __slub_refill_shared(s, c, gfp, want, c->objs)
 					: __slub_alloc_from_slabs(s, c, gfp, want, c->objs);
