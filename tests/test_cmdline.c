@@ -209,8 +209,13 @@ static const struct good_case good_cases[] = {
 	{ "  mem=8M\tnr_cpus=3 \n", 2048 },
 	{ "kmem.max_mem=\"64M\" mem=\"16M\"", 4096 },
 	/* A block past kmem.max_mem brings all of it online (rounding it up overflowed). */
-	{ "kmem.max_mem=64M kmem.mem_block=0xffffffffffffffff", 16384 },
-	{ "kmem.max_mem=64M kmem.mem_block=17179869183G", 16384 },
+	{ "kmem.max_mem=64M kmem.mem_first=0 kmem.mem_block=0xffffffffffffffff", 16384 },
+	{ "kmem.max_mem=64M kmem.mem_first=0 kmem.mem_block=17179869183G", 16384 },
+	{ "kmem.max_mem=64M kmem.mem_first=0xffffffffffffffff", 16384 },
+	/* Growable: kmem.mem_first (4 MiB) at boot; 0 means kmem.mem_block. */
+	{ "kmem.max_mem=64M", 1024 },
+	{ "kmem.max_mem=64M kmem.mem_first=5M", 2048 },
+	{ "kmem.max_mem=64M kmem.mem_first=0 kmem.mem_block=8M", 2048 },
 };
 
 static void good_cmdline(void *arg)

@@ -190,7 +190,7 @@ KTEST(small_machine_high_orders)
 static void growable(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M nr_cpus=2"), 0);
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M kmem.mem_first=0 nr_cpus=2"), 0);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);		/* one 8 MiB block */
 	KT_ASSERT_EQ(kt_vmstat("memory_hotplug_pages"), 0);
 
@@ -245,7 +245,7 @@ KTEST(growable_memory)
 static void growable_high_order(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init("kmem.max_mem=32M kmem.mem_block=4M"), 0);
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=32M kmem.mem_block=4M kmem.mem_first=0"), 0);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 1024);
 	long n = hold_until_failure(GFP_KERNEL, MAX_PAGE_ORDER);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 8192);
@@ -336,7 +336,7 @@ static long slab_attr(const char *cache, const char *attr)
 static void fragments_before_growth(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M nr_cpus=2"), 0);
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M kmem.mem_first=0 nr_cpus=2"), 0);
 	struct kmem_cache *s = kmem_cache_create("kt_frag4k", 4096, 0, SLAB_NO_MERGE, NULL);
 	KT_ASSERT(s);
 	void *x = kmem_cache_alloc(s, GFP_KERNEL);
@@ -397,7 +397,7 @@ KTEST(slab_uses_fragments_before_memory_grows)
 static void only_quiet_tries_do_not_grow(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M nr_cpus=2"), 0);
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=64M kmem.mem_block=8M kmem.mem_first=0 nr_cpus=2"), 0);
 	KT_ASSERT(hold_until_failure(__GFP_NORETRY, 0) > 1500);
 	KT_ASSERT_EQ(kt_zoneinfo("managed"), 2048);
 
@@ -474,7 +474,7 @@ static void *grow_allocator(void *arg)
 static void grow_once(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init("kmem.mem_block=64M kmem.max_mem=4G"), 0);
+	KT_ASSERT_EQ(kmem_init("kmem.mem_block=64M kmem.mem_first=0 kmem.max_mem=4G"), 0);
 	for (int o = MAX_PAGE_ORDER; o >= 4; o--)
 		while (alloc_pages(__GFP_NORETRY | __GFP_NOWARN, (unsigned int)o))
 			;
@@ -539,7 +539,7 @@ static void during_hook(long nr_pages)
 static void no_growth_for_a_pass(void *arg)
 {
 	during_order = (unsigned int)(uintptr_t)arg;
-	KT_ASSERT_EQ(kmem_init("kmem.mem_block=64M kmem.max_mem=1G page_reporting.delay_ms=3600000"), 0);
+	KT_ASSERT_EQ(kmem_init("kmem.mem_block=64M kmem.mem_first=0 kmem.max_mem=1G page_reporting.delay_ms=3600000"), 0);
 	const gfp_t quiet = __GFP_NORETRY | __GFP_NOWARN;
 	struct page *big[64];
 	int nb = 0;

@@ -394,7 +394,7 @@ static void refused_pass_child(void *arg)
 	fprintf(stderr, "  mlockall under a sanitizer: case skipped\n");
 	return;
 #endif
-	KT_ASSERT_EQ(kmem_init("kmem.max_mem=512M kmem.mem_block=64M page_reporting.delay_ms=100000"), 0);
+	KT_ASSERT_EQ(kmem_init("kmem.max_mem=512M kmem.mem_block=64M kmem.mem_first=0 page_reporting.delay_ms=100000"), 0);
 	if (mlockall(MCL_CURRENT | MCL_FUTURE)) {
 		fprintf(stderr, "  mlockall: %s: case skipped\n", strerror(errno));
 		return;
