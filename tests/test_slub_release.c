@@ -2,7 +2,8 @@
 /*
  * The free pages inside partial slabs go back to the OS (src/slab/slub_release.c),
  * booted with mem=64M nr_cpus=2 slub_sheaves=0 so that every free reaches
- * its slab at once.  The cache: 512-byte slots, 16 a slab of order 1, so
+ * its slab at once, and slub_release_pages=2 so that frees release too (by
+ * default only shrinks do: by_default_only_shrinks_release).  The cache: 512-byte slots, 16 a slab of order 1, so
  * objects 0..7 are on the slab's first page and 8..15 on its second.
  *
  *  - A free that takes a partial slab below 2 * pages objects in use
@@ -44,7 +45,7 @@
 #include "lib/slab_test.h"
 
 #define GFP GFP_KERNEL
-#define CMDLINE "mem=64M nr_cpus=2"
+#define CMDLINE "mem=64M nr_cpus=2 slub_release_pages=2"
 #define OBJ	512
 #define OPS	16	/* objects a slab */
 #define SLABS	4
@@ -280,6 +281,34 @@ KTEST(shrink_releases_what_frees_did_not)
 	kmem_cache_destroy(s);
 }
 
+/* ---- the default, slub_release_pages=1: only shrinks release -------------- */
+
+static void child_default(void)
+{
+	if (slab_test_boot("mem=64M nr_cpus=2 slub_sheaves=0")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	struct kmem_cache *s = rel_cache("kt_rel_default");
+	KT_EXPECT(s->release_min_free == 8 && !s->release_on_free);
+	void *in[OPS];
+	struct slab *a = fill(s, in);
+	char *page1 = (char *)a->obj_base + 4096;
+	/* What released page 1 at once with slub_release_pages=2 does not here... */
+	free_all_but(s, in, 0, 2);
+	KT_EXPECT(resident(page1));
+	KT_EXPECT(kt_vmstat("slab_pages_released") == 0);
+	/* ...but a shrink (malloc_trim(), the reaper) does. */
+	KT_EXPECT(kmem_cache_shrink(s) == 1);
+	KT_EXPECT(!resident(page1));
+	EXPECT_SYSFS("kt_rel_default", "released_pages", "1 N0=1\n");
+	free_all_but(s, in, 1, 0);
+	free_rest(s);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	KT_EXPECT(kt_vmstat("nr_slab_released") == 0);
+	kmem_cache_destroy(s);
+}
+
 /* ---- slub_release_pages=0 ----------------------------------------------- */
 
 static void child_off(void)
@@ -495,9 +524,15 @@ static void child_threads(void)
 
 static const struct slab_child children[] = {
 	{ "off", child_off },
+	{ "default", child_default },
 	{ "mlocked", child_mlocked },
 	{ "threads", child_threads },
 };
+
+KTEST(by_default_only_shrinks_release)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("default"));
+}
 
 KTEST(nothing_released_when_booted_with_slub_release_pages_0)
 {

@@ -634,8 +634,10 @@ END {
 			       "to the page allocator, and the 2..8 KiB caches build slabs of their minimum " \
 			       "order out of them before memory grows (order_fallback, as a fragmented " \
 			       "kernel does); but most slabs keep a live object. The pages of those slabs " \
-			       "that hold no live object go back to the OS (slub_release_pages: %.1f MB per " \
-			       "run here); that is possible only in slabs of two pages or more, and most of " \
+			       "that hold no live object go back to the OS on malloc_trim() and, with " \
+			       "slub_release_pages=2, at the free (%.1f MB per run here; with it frag's peak " \
+			       "is 383 MB at 1.2x the time, see design.md 8.11); that is possible only in " \
+			       "slabs of two pages or more, and most of " \
 			       "frag's classes below 448 B have one-page slabs, whose free page is an empty " \
 			       "slab, already freed. A page that keeps one live object can be reused " \
 			       "neither by the 2..8 KiB caches nor by the OS. Free pages of the page " \
@@ -652,9 +654,10 @@ END {
 			       "malloc.fine_classes=0: %.2fx and %.2fx), about as the peers' classes do, " \
 			       "so the rounding " \
 			       "explains little of the gap. Slabs that keep one old object when the mix " \
-			       "drifts stay resident but for their pages without a live object " \
-			       "(slub_release_pages: %.1f MB per run given back, %.1f MB taken back when " \
-			       "their slabs were allocated from again), each cache's barn may keep about " \
+			       "drifts stay resident (their pages without a live object go back on " \
+			       "malloc_trim(), or at the free with slub_release_pages=2: %.1f MB per run " \
+			       "given back here, %.1f MB taken back when their slabs were allocated from " \
+			       "again; with it longlived's peak is 212 MB), each cache's barn may keep about " \
 			       "256 KiB of freed objects in full sheaves, and free pages go back to the OS " \
 			       "only by whole 2 MiB blocks (%.1f MB per run here).\n", classes, rf_ll1, rf_ll3,
 			       rk_ll1, rk_ll3, released[w], restored[w], reported[w] > dt

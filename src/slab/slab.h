@@ -98,6 +98,7 @@ struct kmem_cache {
 	unsigned int min_free_watermark;	/* slab_thrash_ratio, in objects */
 	unsigned int sheaf_capacity;		/* objects per sheaf, 0: no sheaves */
 	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
+	bool release_on_free;			/* frees release too (slub_release_pages=2) */
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
 	bool dying;				/* destroyed; freed when no thread holds it */

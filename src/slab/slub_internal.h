@@ -141,7 +141,7 @@ long slub_release_sweep(struct kmem_cache *s);
  */
 static inline bool release_due(const struct kmem_cache *s, unsigned int old, unsigned int inuse)
 {
-	return __atomic_load_n(&s->release_min_free, __ATOMIC_RELAXED) && inuse &&
+	return __atomic_load_n(&s->release_on_free, __ATOMIC_RELAXED) && inuse &&
 	       (old ^ inuse) > inuse && inuse < (2u << oo_order(s->oo));
 }
 

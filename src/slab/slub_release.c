@@ -21,26 +21,30 @@
  * back (slab_unrelease()): the pages fault in again as zeroes and get free
  * pointers, only once they are wanted.
  *
- * When: a free into a partial slab that takes its objects in use below
- * twice its pages, and below each power of two after that (a slab sweeps at
- * most log2(2 * pages) + 1 times on its way to empty, each a walk of its
- * freelist; below two live objects a page, a page is free with a fair
- * chance), and kmem_cache_shrink() (malloc_trim(), the reaper) for every
- * partial slab.  Caches with a ctor, SLAB_TYPESAFE_BY_RCU (readers may still
- * look at a freed object) or debug flags, and order-0 slabs (one free page
- * is an empty slab) never release.  slub_release_pages=0 turns it off.
+ * When: kmem_cache_shrink() (so malloc_trim() and the reaper) sweeps every
+ * partial slab (slub_release_pages=1, the default).  With
+ * slub_release_pages=2 also a free into a partial slab that takes its
+ * objects in use below twice its pages, and below each power of two after
+ * that (a slab sweeps at most log2(2 * pages) + 1 times on its way to
+ * empty, each a walk of its freelist; below two live objects a page, a page
+ * is free with a fair chance).  That keeps RSS low all along, at ~5.5 us a
+ * page given back: a workload that frees 900K objects in a row (frag) ran
+ * 1.2x longer, which is why frees do not do it by default.  Caches with a
+ * ctor, SLAB_TYPESAFE_BY_RCU (readers may still look at a freed object) or
+ * debug flags, and order-0 slabs (one free page is an empty slab) never
+ * release.  slub_release_pages=0 turns it off.
  */
 #include <string.h>
 
 #include "core/cmdline.h"
 #include "slab/slub_internal.h"
 
-static bool slub_release_pages = true;
-kmem_param("slub_release_pages", slub_release_pages, bool,
-	   "give back the free pages inside partial slabs (kmem; no kernel counterpart)");
+/* 0: never; 1: kmem_cache_shrink() (malloc_trim(), the reaper); 2: also frees. */
+static unsigned int slub_release_pages = 1;
+kmem_param("slub_release_pages", slub_release_pages, uint,
+	   "give back the free pages inside partial slabs: 0 never, 1 on shrink/trim (default), 2 also on frees");
 
 #define RELEASE_MAX_OBJECTS	512	/* bitmaps on the stack */
-
 #define RELEASE_MAX_PAGES	64	/* one mask word */
 
 void slub_release_setup(struct kmem_cache *s)
@@ -48,11 +52,14 @@ void slub_release_setup(struct kmem_cache *s)
 	unsigned int order = oo_order(s->oo), objects = oo_objects(s->oo);
 
 	s->release_min_free = 0;
-	if (!slub_release_pages || !order || order > 6 || objects > RELEASE_MAX_OBJECTS ||
+	s->release_on_free = false;
+	if (!slub_release_pages || !order || (1u << order) > RELEASE_MAX_PAGES ||
+	    objects > RELEASE_MAX_OBJECTS ||
 	    kmem_cache_debug(s) || s->ctor || (s->flags & SLAB_TYPESAFE_BY_RCU))
 		return;
 	/* A page can be free only if the slab has a page's worth of free objects. */
 	s->release_min_free = objects >> order ? objects >> order : 1;
+	s->release_on_free = slub_release_pages >= 2;
 }
 
 /* The geometry of one slab: its order may be the cache's fallback one. */
@@ -287,6 +294,7 @@ static unsigned int release_slab(struct kmem_cache *s, struct slab *slab, void *
 			 * again, the cache stops trying.
 			 */
 			fresh &= ~(((1UL << (q - p)) - 1) << p);
+			__atomic_store_n(&s->release_on_free, false, __ATOMIC_RELAXED);
 			__atomic_store_n(&s->release_min_free, 0, __ATOMIC_RELAXED);
 		}
 		p = q;
