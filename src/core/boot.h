@@ -44,8 +44,12 @@ void vmstat_fork_child(void);
 extern void (*kmem_fork_hook_prepare)(void);
 extern void (*kmem_fork_hook_parent)(void);
 extern void (*kmem_fork_hook_child)(void);
-/* pthread_atfork() kmem's handlers, once; before the program's own ones if it can. */
-int kmem_register_fork_handlers(void);
+/*
+ * pthread_atfork() kmem's handlers, once; before the program's own ones if
+ * it can.  @before_main: called from a constructor (the malloc front-end),
+ * so no handler registered earlier runs after kmem's prepare.
+ */
+int kmem_register_fork_handlers(bool before_main);
 
 /* CPUs kmem sizes itself for: nr_cpus= or the CPUs this process may run on. */
 unsigned int kmem_nr_cpus(void);

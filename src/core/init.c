@@ -48,6 +48,8 @@ void (*kmem_fork_hook_child)(void);
 static bool fork_found_kmem_up;
 /* Whether it took kmem's locks at all (see kmem_fork_prepare()). */
 static bool fork_locked;
+/* kmem's prepare handler runs after every other one (registered before main()). */
+static bool fork_prepare_runs_last;
 
 /*
  * A process with one thread forks with nobody inside kmem but the forking
@@ -57,10 +59,17 @@ static bool fork_locked;
  * (two a cache) wrote to every page that holds one, in the parent and in
  * the child, after the fork had made them copy-on-write: about 20 page
  * copies per fork of a shell.
+ *
+ * Only when no prepare handler runs after kmem's: one could start a thread
+ * that is inside kmem when the fork happens (a review's reproduction: a
+ * handler the program registered before kmem_init() did, and the child
+ * deadlocked).  Prepare handlers run newest first, so that holds for the
+ * malloc front-end, which registers from its constructor, not for a
+ * program that boots libkmem from main().
  */
 static void kmem_fork_prepare(void)
 {
-	fork_locked = !os_single_threaded();
+	fork_locked = !fork_prepare_runs_last || !os_single_threaded();
 	if (!fork_locked)
 		return;
 	if (kmem_fork_hook_prepare)
@@ -111,7 +120,7 @@ static void kmem_fork_child(void)
  * malloc mode registers from its constructor, before main() and before any
  * handler the program registers there; libkmem registers at boot.
  */
-int kmem_register_fork_handlers(void)
+int kmem_register_fork_handlers(bool before_main)
 {
 	static atomic_bool registered;
 
@@ -120,6 +129,8 @@ int kmem_register_fork_handlers(void)
 	int rc = pthread_atfork(kmem_fork_prepare, kmem_fork_parent, kmem_fork_child);
 	if (rc)
 		atomic_store(&registered, false);	/* the next caller tries again */
+	else
+		fork_prepare_runs_last = before_main;
 	return -rc;
 }
 
@@ -134,7 +145,7 @@ static int start_kmem(void)
 	rc = kmem_cache_init();
 	if (rc)
 		return rc;
-	return kmem_register_fork_handlers();
+	return kmem_register_fork_handlers(false);
 }
 
 static int boot_locked(const char *cmdline, bool from_env)

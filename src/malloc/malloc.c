@@ -402,5 +402,5 @@ __attribute__((constructor)) static void malloc_init(void)
 	 * must be registered first (see kmem_register_fork_handlers()).  A
 	 * failure here is retried at boot, which reports it.
 	 */
-	kmem_register_fork_handlers();
+	kmem_register_fork_handlers(true);
 }
