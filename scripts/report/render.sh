@@ -227,6 +227,25 @@ fi
 		echo
 	fi
 
+	echo "### Short-lived processes (bench_startup)"
+	echo
+	status_line bench_startup
+	if have bench_startup; then
+		echo "What an allocator costs a process that starts, allocates a little, forks once and"
+		echo "exits, as the commands of a shell script do:"
+		echo
+		echo '```'
+		sed -n '/^allocator/,$p' "$raw/bench_startup.txt"
+		echo '```'
+		echo
+		echo "kmem loses to glibc and mimalloc here: at boot it reserves and maps its memory model"
+		echo "(the memory, \`mem_map\`, the page map, per-thread slots: some 50 system calls), creates its"
+		echo "kmalloc and malloc-class caches, and a class's first slab is built whole, so its pages"
+		echo "fault in even for one object. Known limit (README); a 4 MiB first memory block"
+		echo "(\`kmem.mem_first\`) and lock-free single-threaded forks took part of it back."
+		echo
+	fi
+
 	echo "### The kmem_cache API beside the peers' malloc (bench_slab_vs_malloc)"
 	echo
 	status_line bench_slab_vs_malloc
