@@ -24,6 +24,26 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * This binary's path into @self, and into @kmem the malloc library of the
+ * same build (bin/../lib/libkmem-malloc.so), for benchmarks that run
+ * themselves under each allocator with LD_PRELOAD.  False on failure.
+ */
+static inline bool bench_self_and_kmem(char self[PATH_MAX], char kmem[PATH_MAX + 64])
+{
+	ssize_t len = readlink("/proc/self/exe", self, PATH_MAX - 1);
+
+	if (len <= 0)
+		return false;
+	self[len] = '\0';
+	snprintf(kmem, PATH_MAX + 64, "%s", self);
+	char *slash = strrchr(kmem, '/');
+	if (!slash)
+		return false;
+	strcpy(slash, "/../lib/libkmem-malloc.so");
+	return true;
+}
+
 /* Zeroed memory that a forked child writes and the parent reads; NULL on failure. */
 static inline void *bench_shared(size_t bytes)
 {

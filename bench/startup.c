@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 static int child_work(void)
 {
 	void *p[200];
@@ -106,15 +108,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char self[PATH_MAX], kmem[PATH_MAX + 64];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len <= 0)
+	if (!bench_self_and_kmem(self, kmem))
 		return 1;
-	self[len] = '\0';
-	snprintf(kmem, sizeof(kmem), "%s", self);
-	char *slash = strrchr(kmem, '/');
-	if (!slash)
-		return 1;
-	strcpy(slash, "/../lib/libkmem-malloc.so");
 
 	struct { const char *name, *lib; double us[15], faults[15]; int ok; } a[] = {
 		{ "kmem", kmem, { 0 }, { 0 }, 1 },

@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 static const size_t sizes[10] = { 16, 48, 100, 256, 500, 1000, 2000, 3000, 5000, 8000 };
 static pthread_barrier_t held, done;
 
@@ -134,15 +136,8 @@ int main(int argc, char **argv)
 			ns[nn++] = atoi(s);
 	}
 	char self[PATH_MAX], kmem[PATH_MAX + 64];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len <= 0)
+	if (!bench_self_and_kmem(self, kmem))
 		return 1;
-	self[len] = '\0';
-	snprintf(kmem, sizeof(kmem), "%s", self);
-	char *slash = strrchr(kmem, '/');
-	if (!slash)
-		return 1;
-	strcpy(slash, "/../lib/libkmem-malloc.so");
 
 	const struct { const char *name, *lib; } allocs[] = {
 		{ "kmem", kmem },
