@@ -16,8 +16,8 @@ void *metapool_alloc(struct metapool *mp)
 	} else {
 		if (!mp->cur || mp->cur + mp->size > mp->end) {
 			size_t len = mp->size > METAPOOL_CHUNK ? mp->size : METAPOOL_CHUNK;
-			char *chunk = os_reserve(len, 4096);
-			if (!chunk || os_commit(chunk, len)) {
+			char *chunk = os_map(len);
+			if (!chunk) {
 				kmem_unlock(&mp->lock);
 				return NULL;
 			}

@@ -37,8 +37,8 @@ int populate_init(unsigned long spanned_pages)
 {
 	size_t bytes = (spanned_pages / POPULATE_PAGES / BITS + 1) * sizeof(unsigned long);
 
-	populated = os_reserve(bytes, PAGE_SIZE);
-	if (!populated || os_commit(populated, bytes))
+	populated = os_map(bytes);
+	if (!populated)
 		return -ENOMEM;
 	return 0;
 }

@@ -28,9 +28,10 @@ void *os_reserve(size_t size, size_t align)
 
 	/* Whole pages: else the tail's munmap() below fails (EINVAL) and stays mapped. */
 	size = (size + pg - 1) & ~(pg - 1);
+	/* mmap() aligns to a page by itself: no over-reservation, no trim. */
+	size_t len = align <= pg ? size : size + align;
 	if (align < pg)
 		align = pg;
-	size_t len = size + align;
 	char *p = mmap(NULL, len, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
@@ -45,6 +46,14 @@ void *os_reserve(size_t size, size_t align)
 	if (tail)
 		munmap((char *)start + size, tail);
 	return (void *)start;
+}
+
+void *os_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
 }
 
 int os_commit(void *addr, size_t size)

@@ -12,6 +12,8 @@
 
 /* Reserve @size bytes of address space aligned to @align; no memory is committed. */
 void *os_reserve(size_t size, size_t align);
+/* @size bytes of page-aligned read/write memory, in one system call; NULL if none. */
+void *os_map(size_t size);
 /* Make [addr, addr+size) of a reservation usable (read/write). */
 int os_commit(void *addr, size_t size);
 /* Give the backing memory of [addr, addr+size) back; it refaults as zeroes. */
