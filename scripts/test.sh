@@ -90,6 +90,30 @@ stage_main() {
 	grep -q 'NEEDED.*\[libkmem\.so\.0\]' <<<"$dyn" ||
 		{ echo "error: check program does not need libkmem.so.0" >&2; return 1; }
 	LD_LIBRARY_PATH=$prefix/lib "$prefix/check"
+	# A plain static link (no --whole-archive): boot parameters and the
+	# /proc files are registered in linker sections, all there or none.
+	cat >"$prefix/check_static.c" <<-'EOF'
+		#include <kmem.h>
+		#include <stdio.h>
+		#include <string.h>
+		int main(void)
+		{
+			static char buf[1 << 16];
+			if (kmem_init("mem=8M slub_min_objects=4"))
+				return 1;
+			if (kmem_read("/proc/slabinfo", buf, sizeof(buf)) <= 0 ||
+			    !strstr(buf, "slabinfo - version: 2.1"))
+				return 2;
+			if (kmem_read("/sys/kernel/slab/kmalloc-64/objs_per_slab", buf, sizeof(buf)) <= 0)
+				return 3;
+			void *p = kmalloc(100, GFP_KERNEL);
+			kfree(p);
+			return p ? 0 : 4;
+		}
+	EOF
+	"$CC" "$prefix/check_static.c" -o "$prefix/check_static" -I"$prefix/include" \
+		"$prefix/lib/libkmem.a" -pthread
+	"$prefix/check_static" || { echo "error: statically linked check failed ($?)" >&2; return 1; }
 	echo "install check OK: $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion kmem)," \
 	     "$(find "$prefix" -type f -o -type l | wc -l) files installed," \
 	     "libkmem.so exports $(readelf -W --dyn-syms "$prefix/lib/libkmem.so" |
