@@ -11,7 +11,10 @@
  * SLUB-only details are gated on slab_test_is_slub().  The case that needs
  * its own boot (slab_nomerge) runs in a fresh process (slab_run_child).
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <kmem.h>
@@ -539,6 +542,128 @@ static void child_nomerge(void)
 	unsigned long reports = kmem_report_count();
 	kmem_cache_destroy(a);
 	kmem_cache_destroy(b);
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
+/* ---- create/destroy cycles ------------------------------------------- */
+
+/*
+ * A program may create and destroy caches without end (the kernel's module
+ * load/unload): a cache that went away whole gives its per-thread slot to
+ * the next one.  (Before, creations failed after 2047 caches in all.)
+ */
+KTEST(create_destroy_cycles_never_run_out)
+{
+	unsigned long reports = kmem_report_count();
+	char name[32];
+
+	for (int i = 0; i < 3 * KMEM_MAX_CACHES; i++) {
+		snprintf(name, sizeof(name), "cycle_%d", i % 7);
+		struct kmem_cache *s = kmem_cache_create(name, 64 + (unsigned int)(i % 5) * 8, 0,
+							 SLAB_NO_MERGE, NULL);
+		KT_ASSERT(s);
+		void *x = kmem_cache_alloc(s, GFP);
+		KT_ASSERT(x);
+		kmem_cache_free(s, x);
+		kmem_cache_destroy(s);
+	}
+	KT_EXPECT(kmem_report_count() == reports);
+}
+
+struct slot_worker {
+	struct kmem_cache *volatile cache;
+	volatile int step, done;
+	void *obj;
+};
+
+/* Allocates and frees on whatever cache it is given, one step at a time. */
+static void *slot_worker_fn(void *arg)
+{
+	struct slot_worker *w = arg;
+
+	for (int step = 1; step <= 2; step++) {
+		while (__atomic_load_n(&w->step, __ATOMIC_ACQUIRE) < step)
+			sched_yield();
+		void *x[40];
+		for (int i = 0; i < 40; i++)
+			x[i] = kmem_cache_alloc(w->cache, GFP);
+		for (int i = 1; i < 40; i++)
+			kmem_cache_free(w->cache, x[i]);	/* the rest stays in its sheaves */
+		w->obj = x[0];
+		__atomic_store_n(&w->done, step, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void slot_worker_step(struct slot_worker *w, struct kmem_cache *s, int step)
+{
+	w->cache = s;
+	__atomic_store_n(&w->step, step, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) < step)
+		sched_yield();
+}
+
+/*
+ * The slot a live thread had for a destroyed cache serves the next cache of
+ * that index as a new one: its objects, its counters, nothing of the old
+ * cache's.  A cache destroyed with objects left keeps its slot: a late free
+ * of a leaked object must still find the old cache.
+ */
+KTEST(a_new_cache_takes_a_destroyed_caches_slot)
+{
+	struct slot_worker w = { 0 };
+	pthread_t th;
+	KT_ASSERT(pthread_create(&th, NULL, slot_worker_fn, &w) == 0);
+
+	struct kmem_cache *old = kmem_cache_create("slot_old", 96, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(old);
+	slot_worker_step(&w, old, 1);
+	kmem_cache_free(old, w.obj);	/* now the worker's sheaf holds the old cache's objects */
+	unsigned int index = old->index;
+	kmem_cache_destroy(old);
+
+	unsigned long reports = kmem_report_count();
+	struct kmem_cache *s = kmem_cache_create("slot_new", 200, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(s);
+	if (slab_test_is_slub())
+		KT_EXPECT(s->index == index);
+	slot_worker_step(&w, s, 2);
+	KT_ASSERT(w.obj && virt_to_slab(w.obj) && virt_to_slab(w.obj)->slab_cache == s);
+	kmem_cache_free(s, w.obj);
+	char buf[64];
+	if (slab_test_is_slub()) {
+		/* The worker's 40 allocations and 39 frees are the new cache's only counts. */
+		KT_ASSERT(kmem_read("/sys/kernel/slab/slot_new/alloc_cpu_sheaf", buf, sizeof(buf)) > 0);
+		unsigned long a = strtoul(buf, NULL, 10);
+		KT_ASSERT(kmem_read("/sys/kernel/slab/slot_new/alloc_slowpath", buf, sizeof(buf)) > 0);
+		a += strtoul(buf, NULL, 10);
+		KT_ASSERT(kmem_read("/sys/kernel/slab/slot_new/alloc_fastpath", buf, sizeof(buf)) > 0);
+		a += strtoul(buf, NULL, 10);
+		KT_EXPECT(a == 40);
+	}
+	KT_ASSERT(pthread_join(th, NULL) == 0);
+	kmem_cache_destroy(s);
+	KT_EXPECT(kmem_report_count() == reports);
+
+	/* Destroyed with an object left: reported, kept, its slot not given away. */
+	struct kmem_cache *leaky = kmem_cache_create("slot_leaky", 96, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(leaky);
+	void *leak = kmem_cache_alloc(leaky, GFP);
+	KT_ASSERT(leak);
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	kmem_cache_destroy(leaky);
+	free(kt_capture_end(&cap));
+	reports = kmem_report_count();
+	struct kmem_cache *next = kmem_cache_create("slot_next", 96, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(next);
+	KT_EXPECT(next->index != leaky->index);
+	void *y = kmem_cache_alloc(next, GFP);
+	KT_ASSERT(y);
+	kmem_cache_free(leaky, leak);	/* late, to the kept cache */
+	kmem_cache_free(next, y);
+	KT_ASSERT(virt_to_slab(y) && virt_to_slab(y)->slab_cache == next);
+	kmem_cache_destroy(next);
 	KT_EXPECT(kmem_report_count() == reports);
 }
 

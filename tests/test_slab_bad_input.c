@@ -449,6 +449,31 @@ KTEST(destroy_with_live_objects)
 	KT_EXPECT(strstr(out, "Objects remaining in bad_leaky on __kmem_cache_shutdown()"));
 	/* It counts the objects still allocated, not the slabs' capacity. */
 	KT_EXPECT(strstr(out, "INFO: 10 object(s) still allocated in "));
+	/* As the kernel: the BUG, each object left (they are in a partial slab), then the WARNING. */
+	char *bug = strstr(out, "BUG bad_leaky"), *warn = strstr(out, "WARNING:");
+	KT_EXPECT(bug && warn && bug < warn);
+	for (int i = 0; i < 10; i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "Object %p @offset=", live[i]);
+		char *at = strstr(out, line);
+		KT_EXPECT(at && at > bug && at < warn);
+	}
+	KT_EXPECT(!strstr(out, "more object(s) not listed"));
+	free(out);
+	/* Objects of full slabs (on no list) and past the first 64 are counted, not named. */
+	struct kmem_cache *big = new_cache("bad_leaky_many", 64);
+	KT_ASSERT(big);
+	for (int i = 0; i < 200; i++)
+		KT_ASSERT(kmem_cache_alloc(big, GFP));
+	kt_capture_begin(&cap);
+	kmem_cache_destroy(big);
+	out = kt_capture_end(&cap);
+	int named = 0;
+	for (char *p = out; (p = strstr(p, "\nObject 0x")); p++)
+		named++;
+	char more[64];
+	snprintf(more, sizeof(more), "INFO: %d more object(s) not listed", 200 - named);
+	KT_EXPECT(named <= 64 && strstr(out, more));
 	free(out);
 	/* The cache is kept, not freed: its objects are intact and can still go back. */
 	for (int i = 0; i < 10; i++)
@@ -497,6 +522,13 @@ KTEST(create_with_bad_arguments)
 	KT_ASSERT(!s);
 	BAD(s = kmem_cache_create("bad\ttab", 64, 0, SLAB_NO_MERGE, NULL), "bad");
 	KT_ASSERT(!s);
+	/* Flags the kernel does not know: -EINVAL (SLAB_FLAGS_PERMITTED), mergeable or not. */
+	BAD(s = kmem_cache_create("bad_flag1", 64, 0, 0x1, NULL), "kmem_cache_create(bad_flag1) failed with error -22");
+	KT_ASSERT(!s);
+	BAD(s = kmem_cache_create("bad_flag31", 64, 0, SLAB_NO_MERGE | 0x80000000U, NULL), "bad_flag31");
+	KT_ASSERT(!s);
+	BAD(s = kmem_cache_create("bad_flag22", 64, 0, 0x400000, NULL), "bad_flag22");
+	KT_ASSERT(!s);
 
 	/* The limits themselves are fine: KMALLOC_MAX_SIZE objects, page alignment. */
 	unsigned long reports = kmem_report_count();
@@ -541,6 +573,26 @@ KTEST(create_with_a_taken_name)
 	KT_ASSERT(kmem_read("/sys/kernel/slab/dup_name/object_size", buf, sizeof(buf)) > 0);
 	KT_EXPECT(atoi(buf) == 200);
 	kmem_cache_destroy(b);
+	/*
+	 * A mergeable cache's directory is its unique id (":0000072"): a cache
+	 * that cannot merge may not take that name, nor may a new mergeable
+	 * cache whose unique id is a taken name.  (Before, both were created
+	 * and sysfs showed only one of them.)
+	 */
+	a = kmem_cache_create("dup_id_mergeable", 72, 0, 0, NULL);
+	KT_ASSERT(a);
+	KT_ASSERT(kmem_read("/sys/kernel/slab/:0000072/slab_size", buf, sizeof(buf)) > 0);
+	BAD(b = kmem_cache_create(":0000072", 72, 0, SLAB_NO_MERGE, NULL), "kmem_cache_create(:0000072) failed with error -17");
+	KT_ASSERT(!b);
+	kmem_cache_destroy(a);
+	b = kmem_cache_create(":0000072", 40, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(b);
+	BAD(a = kmem_cache_create("dup_id_mergeable", 72, 0, 0, NULL), "kmem_cache_create(dup_id_mergeable) failed with error -17");
+	KT_ASSERT(!a);
+	KT_ASSERT(kmem_read("/sys/kernel/slab/:0000072/object_size", buf, sizeof(buf)) > 0);
+	KT_EXPECT(atoi(buf) == 40);
+	kmem_cache_destroy(b);
+	reports = kmem_report_count();
 	/* Mergeable: two of a name merge into one cache, no report. */
 	a = kmem_cache_create("dup_merge", 72, 0, 0, NULL);
 	b = kmem_cache_create("dup_merge", 72, 0, 0, NULL);
@@ -692,7 +744,7 @@ KTEST(bad_entries_in_bulk_free)
 	memcpy(arr, p, sizeof(p));
 	arr[8] = arr[4];
 	arr[4] = y;
-	BAD(kmem_cache_free_bulk(a, 9, arr), "object belongs to cache bad_bulk_b");
+	BAD(kmem_cache_free_bulk(a, 9, arr), "Wrong slab cache. bad_bulk_a but object is from bad_bulk_b");
 	KT_ASSERT_EQ(slab_check(y, 128, 6), 0);
 
 	if (slab_test_is_slub()) {

@@ -23,6 +23,12 @@ struct kmem_cache;
 #define KMALLOC_MAX_CACHE_SIZE_BYTES	8192UL		/* larger goes to the page allocator */
 #define KMALLOC_MAX_SIZE_BYTES		(4UL << 20)	/* 2^(MAX_PAGE_ORDER + PAGE_SHIFT) */
 
+/*
+ * NULL, with a message on stderr, for a bad name (empty, '/', blanks, too
+ * long), size 0 or over KMALLOC_MAX_SIZE_BYTES, an alignment that is not a
+ * power of two, a flag <kmem/slab_flags.h> does not define, or a
+ * /sys/kernel/slab name already taken (SLAB_PANIC: abort instead).
+ */
 KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
 					      unsigned int align, slab_flags_t flags,
 					      void (*ctor)(void *));

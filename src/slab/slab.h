@@ -99,6 +99,7 @@ struct kmem_cache {
 	unsigned int sheaf_capacity;		/* objects per sheaf, 0: no sheaves */
 	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
 	bool release_on_free;			/* frees release too (slub_release_pages=2) */
+	unsigned char remote_ratio_inv;		/* 100 - remote_node_defrag_ratio (stored only) */
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
 	bool dying;				/* destroyed; freed when no thread holds it */

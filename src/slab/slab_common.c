@@ -13,6 +13,7 @@
 #include "page_alloc/metapool.h"
 #include "slab/slab.h"
 #include "slab/slab_common.h"
+#include "slab/slub_sysfs.h"
 #include "slab/slub.h"
 
 enum slab_allocator_type slab_allocator = SLAB_ALLOCATOR_SLUB;
@@ -53,6 +54,11 @@ kmem_param_cb("slab_merge", set_nomerge, slab_nomerge, "merge compatible caches 
 #define SLAB_NEVER_MERGE (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER | SLAB_TRACE | \
 			  SLAB_TYPESAFE_BY_RCU | SLAB_NOLEAKTRACE | SLAB_NO_MERGE)
 #define SLAB_MERGE_SAME (SLAB_RECLAIM_ACCOUNT | SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_ACCOUNT)
+/* Every flag <kmem/slab_flags.h> defines; others are refused, as the kernel refuses them (-EINVAL). */
+#define SLAB_FLAGS_PERMITTED (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_KMALLOC | \
+			      SLAB_HWCACHE_ALIGN | SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_STORE_USER | \
+			      SLAB_RECLAIM_ACCOUNT | SLAB_PANIC | SLAB_TYPESAFE_BY_RCU | SLAB_TRACE | \
+			      SLAB_NOLEAKTRACE | SLAB_NO_MERGE | SLAB_ACCOUNT | SLAB_NO_USER_FLAGS)
 
 bool slab_unmergeable(const struct kmem_cache *s)
 {
@@ -122,18 +128,26 @@ static void remove_aliases(struct kmem_cache *s, const char *name)
 }
 
 /*
- * Is @name a cache's or an alias's?  Caller holds slab_mutex.  A cache that
- * can never merge has a sysfs directory of that name, which the kernel's
- * sysfs_slab_add() fails to create (-EEXIST) when the name is taken.
+ * Is the sysfs entry @name taken: a cache's directory (its name, or its
+ * unique id if it may merge), a creator's or an alias's symlink?  Caller
+ * holds slab_mutex.  The kernel's sysfs_slab_add() fails (-EEXIST) on such
+ * a name, and so does the create.
  */
-static bool cache_name_taken(const char *name)
+static bool sysfs_name_taken(const char *name)
 {
+	char id[SLAB_UNIQUE_ID_MAX];
 	struct kmem_cache *s;
 	struct slab_alias *a;
 
-	list_for_each_entry(s, &slab_caches, list)
+	list_for_each_entry(s, &slab_caches, list) {
 		if (!strcmp(s->name, name))
 			return true;
+		if (!slab_unmergeable(s)) {
+			slab_unique_id(id, sizeof(id), s->flags, s->size);
+			if (!strcmp(id, name))
+				return true;
+		}
+	}
 	list_for_each_entry(a, &slab_aliases, list)
 		if (!strcmp(a->name, name))
 			return true;
@@ -143,8 +157,8 @@ static bool cache_name_taken(const char *name)
 static const char *create_error(int err)
 {
 	switch (err) {
-	case -EINVAL: return "bad name, size or alignment";
-	case -EEXIST: return "a cache of that name exists and this one cannot merge";
+	case -EINVAL: return "bad name, size, alignment or flags";
+	case -EEXIST: return "its /sys/kernel/slab name is taken";
 	case -ENOSPC: return "too many caches";
 	default: return "out of memory";
 	}
@@ -162,13 +176,16 @@ static bool bad_cache_name(const char *name)
 	return false;
 }
 
-static int check_create_args(const char *name, unsigned int size, unsigned int align)
+static int check_create_args(const char *name, unsigned int size, unsigned int align,
+			     slab_flags_t flags)
 {
 	if (bad_cache_name(name))
 		return -EINVAL;
 	if (!size || size > KMALLOC_MAX_SIZE)
 		return -EINVAL;
 	if (align & (align - 1))
+		return -EINVAL;
+	if (flags & ~SLAB_FLAGS_PERMITTED)
 		return -EINVAL;
 	return 0;
 }
@@ -178,7 +195,7 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 					      void (*ctor)(void *))
 {
 	struct kmem_cache *s = NULL;
-	int err = check_create_args(name, size, align);
+	int err = check_create_args(name, size, align, flags);
 
 	if (!err && kmem_boot())
 		err = -ENOMEM;
@@ -187,7 +204,7 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 
 	kmem_lock(&slab_mutex);
 	bool never_merge = slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE);
-	if (never_merge && cache_name_taken(name)) {
+	if (never_merge && sysfs_name_taken(name)) {
 		kmem_unlock(&slab_mutex);
 		err = -EEXIST;
 		goto out;
@@ -229,8 +246,11 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 		goto out;
 	}
 	kmem_lock(&slab_mutex);
-	if (never_merge && cache_name_taken(name)) {
-		/* Another thread created the name meanwhile. */
+	char id[SLAB_UNIQUE_ID_MAX];
+	if (!never_merge)
+		slab_unique_id(id, sizeof(id), s->flags, s->size);
+	if (sysfs_name_taken(never_merge ? name : id)) {
+		/* Another thread created the name meanwhile, or a cache is named like our unique id. */
 		kmem_unlock(&slab_mutex);
 		slub_cache_destroy(s);
 		s = NULL;

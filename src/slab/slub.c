@@ -29,6 +29,41 @@ static bool slub_key_ok;		/* false: no key was left (slub_init()) */
 kmem_lock_t slub_threads_lock = KMEM_LOCK_INIT;
 struct list_head slub_threads = LIST_HEAD_INIT(slub_threads);
 static atomic_uint next_cache_index = 1;	/* slot 0 is no cache's (struct slub_thread) */
+/*
+ * Indices of caches that went away whole, for the next caches (under
+ * slub_threads_lock): a program that creates and destroys caches in a loop,
+ * as modules are loaded and unloaded, would otherwise run out of slots.
+ * Only a release with no slab left frees one: then every thread's slot for
+ * it has been retired (->cache NULL, no sheaf, no cpu slab) and no page map
+ * word names it, so the next cache finds the slots as if never used.
+ */
+static uint16_t free_index[KMEM_MAX_CACHES];
+static unsigned int nr_free_index;
+
+static unsigned int get_cache_index(void)
+{
+	unsigned int index = 0;
+
+	kmem_lock(&slub_threads_lock);
+	if (nr_free_index)
+		index = free_index[--nr_free_index];
+	kmem_unlock(&slub_threads_lock);
+	if (index)
+		return index;
+	index = atomic_fetch_add(&next_cache_index, 1);
+	if (index >= KMEM_MAX_CACHES) {
+		atomic_fetch_sub(&next_cache_index, 1);
+		return 0;
+	}
+	return index;
+}
+
+static void put_cache_index(unsigned int index)
+{
+	kmem_lock(&slub_threads_lock);
+	free_index[nr_free_index++] = (uint16_t)index;
+	kmem_unlock(&slub_threads_lock);
+}
 
 static unsigned int slub_min_order;
 static unsigned int slub_max_order = PAGE_ALLOC_COSTLY_ORDER;
@@ -977,10 +1012,9 @@ int slub_cache_create(struct kmem_cache *s)
 
 	if (rc)
 		return rc;
-	unsigned int index = atomic_fetch_add(&next_cache_index, 1);
-	if (index >= KMEM_MAX_CACHES) {
-		atomic_fetch_sub(&next_cache_index, 1);
-		pr_err("too many caches (at most %d)\n", KMEM_MAX_CACHES - 1);
+	unsigned int index = get_cache_index();
+	if (!index) {
+		pr_err("too many caches (at most %d alive)\n", KMEM_MAX_CACHES - 1);
 		return -ENOSPC;
 	}
 	s->index = index;
@@ -1078,15 +1112,23 @@ static void slub_cache_release(struct kmem_cache *s)
 		/* Every thread has let go: the free objects left are on the node's slabs. */
 		struct slabinfo info;
 		slub_get_slabinfo(s, &info);
+		/* As the kernel: the BUG and the objects (__kmem_cache_shutdown()), then the WARN. */
+		printk("BUG %s (Not tainted): Objects remaining in %s on __kmem_cache_shutdown()\n",
+		       s->name, s->name);
+		unsigned long shown = list_slab_objects(s, 64);
+		if (info.active_objs > shown)
+			printk("INFO: %lu more object(s) not listed (in full slabs, or past the first 64)\n",
+			       info.active_objs - shown);
 		kmem_warn("mm/slab_common.c:kmem_cache_destroy",
 			  "kmem_cache_destroy %s: Slab cache still has objects when called from kmem_cache_destroy\n"
-			  "BUG %s (Not tainted): Objects remaining in %s on __kmem_cache_shutdown()\n"
 			  "INFO: %lu object(s) still allocated in %ld slab(s); the cache is kept\n",
-			  s->name, s->name, s->name, info.active_objs, slabs);
+			  s->name, info.active_objs, slabs);
 		return;
 	}
 	extern void kmem_cache_free_struct(struct kmem_cache *s);
+	unsigned int index = s->index;
 	kmem_cache_free_struct(s);
+	put_cache_index(index);
 }
 
 void slub_cache_destroy(struct kmem_cache *s)

@@ -173,8 +173,9 @@ static struct slab *bulk_obj_slab(struct kmem_cache **sp, void *x)
 	}
 	struct kmem_cache *cache = slab->slab_cache;
 	if (*sp && unlikely(cache != *sp)) {
-		kmem_report("kmem_cache_free_bulk(%s, %p): object belongs to cache %s; not freed\n",
-			    (*sp)->name, x, cache->name);
+		kmem_warn("mm/slab.h:cache_from_obj",
+			  "cache_from_obj: Wrong slab cache. %s but object is from %s; not freed\n",
+			  (*sp)->name, cache->name);
 		return NULL;
 	}
 	if (unlikely(!slab_obj_valid(cache, slab, x))) {

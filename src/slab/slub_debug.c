@@ -12,6 +12,8 @@
  * partial list, a full one on no list (the kernel's full list, kept only
  * for SLAB_STORE_USER, is not needed by validate here).
  */
+#include <string.h>
+
 #include "core/printk.h"
 #include "slab/slub_internal.h"
 
@@ -141,4 +143,54 @@ void free_single_chain(struct kmem_cache *s, struct slab *slab, void *head, unsi
 		free_single(s, slab, x, c);
 		x = next;
 	}
+}
+
+/*
+ * Print the objects still allocated in @s's node partial slabs, at most
+ * @max of them (kernel list_slab_objects(), for a destroy that finds
+ * objects left); returns how many were printed.  Full slabs are on no
+ * list, as in a kernel without debug flags, so their objects go unnamed.
+ * Objects on released pages (slub_release.c) are free.
+ */
+unsigned long list_slab_objects(struct kmem_cache *s, unsigned int max)
+{
+	enum { MAP_BITS = 4096 };
+	unsigned long map[MAP_BITS / (8 * sizeof(unsigned long))];
+	struct kmem_cache_node *n = &s->node;
+	unsigned long shown = 0;
+	struct slab *slab;
+
+	kmem_lock(&n->list_lock);
+	list_for_each_entry(slab, &n->partial, slab_list) {
+		uint64_t st = slab_state(slab);
+		char *addr = slab_address(slab), *base = (char *)slab->obj_base;
+		unsigned int slots = slab->obj_span / s->size, left = ss_objects(st) - ss_inuse(st);
+		unsigned long released = slab_released(slab);
+
+		if (slots > MAP_BITS)
+			continue;
+		memset(map, 0, sizeof(map));
+		for (char *f = ss_freelist(slab, st); f && left; left--, f = get_freepointer(s, f)) {
+			if (!slab_obj_valid(s, slab, f))
+				break;		/* a corrupt list: what is left counts as allocated */
+			unsigned int i = (unsigned int)((f - base) / s->size);
+			map[i / (8 * sizeof(long))] |= 1UL << (i % (8 * sizeof(long)));
+		}
+		for (unsigned int i = 0; i < slots; i++) {
+			char *p = base + (size_t)i * s->size;
+			unsigned long first = (unsigned long)(p - addr) >> PAGE_SHIFT;
+			unsigned long last = (unsigned long)(p + s->size - 1 - addr) >> PAGE_SHIFT;
+			if (map[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long)))))
+				continue;
+			if (released && (released >> first) & ((2UL << (last - first)) - 1))
+				continue;
+			if (shown == max)
+				goto out;
+			printk("Object %p @offset=%lu\n", (void *)p, (unsigned long)(p - addr));
+			shown++;
+		}
+	}
+out:
+	kmem_unlock(&n->list_lock);
+	return shown;
 }

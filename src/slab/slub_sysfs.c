@@ -168,9 +168,6 @@ static int parse_uint(const char *val, unsigned int *out)
 
 /* ---- attributes ------------------------------------------------------- */
 
-/* remote_node_defrag_ratio is stored only (one node); kept as 100 - ratio so 0 means the default 100. */
-static unsigned char remote_ratio_inv[KMEM_MAX_CACHES];
-
 /* "<total>[ N0=<total>]\n": show_slab_objects() of a one-node CONFIG_NUMA kernel. */
 static void show_node_value(struct seq_buf *sb, unsigned long x)
 {
@@ -322,7 +319,7 @@ STORE(slab_thrash_ratio)
 
 SHOW(remote_node_defrag_ratio)
 {
-	seq_printf(sb, "%u\n", 100u - __atomic_load_n(&remote_ratio_inv[s->index], __ATOMIC_RELAXED));
+	seq_printf(sb, "%u\n", 100u - __atomic_load_n(&s->remote_ratio_inv, __ATOMIC_RELAXED));
 }
 
 STORE(remote_node_defrag_ratio)
@@ -334,7 +331,7 @@ STORE(remote_node_defrag_ratio)
 		return rc;
 	if (ratio > 100)
 		return -ERANGE;
-	__atomic_store_n(&remote_ratio_inv[s->index], (unsigned char)(100 - ratio), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->remote_ratio_inv, (unsigned char)(100 - ratio), __ATOMIC_RELAXED);
 	return 0;
 }
 
