@@ -104,6 +104,16 @@ static int kmalloc_ok(void)
 	return 1;
 }
 
+struct ctor_like {
+	unsigned long magic;
+	char pad[40];
+};
+
+static void ctor_like_init(void *p)
+{
+	((struct ctor_like *)p)->magic = 0x1234;
+}
+
 static struct kmem_cache *new_cache(const char *name, unsigned int size)
 {
 	return kmem_cache_create(name, size, 0, SLAB_NO_MERGE, NULL);
@@ -704,6 +714,134 @@ static void panic_create(void *arg)
 
 	kmem_cache_create(name, strcmp(name, "panic_size0") ? 64 : 0, 0, SLAB_PANIC, NULL);
 	fprintf(stderr, "kmem_cache_create(%s, SLAB_PANIC) returned\n", name);
+}
+
+/* ---- SLAB_RED_ZONE and SLAB_POISON (kernel init_object(), check_object()) ---- */
+
+static int all_bytes(const unsigned char *p, int c, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (p[i] != c)
+			return 0;
+	return 1;
+}
+
+/* The bytes read as the kernel's: red zones 0xcc / 0xbb, a free object 0x6b ... 0xa5. */
+KTEST(poison_and_red_zones_hold_the_kernels_bytes)
+{
+	struct kmem_cache *s = kmem_cache_create("pz_bytes", 100, 0, SLAB_POISON | SLAB_RED_ZONE, NULL);
+	KT_ASSERT(s);
+	unsigned int left = s->red_left_pad, right = s->inuse - s->object_size;
+	KT_ASSERT(left >= 8 && right >= 4);
+	unsigned long reports = kmem_report_count();
+	unsigned char *x = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(x);
+	KT_EXPECT(all_bytes(x - left, 0xcc, left) && all_bytes(x + 100, 0xcc, right));
+	KT_EXPECT(kmem_cache_size(s) == 100);
+	memset(x, 0x11, 100);			/* all of it is the caller's */
+	kmem_cache_free(s, x);
+	KT_EXPECT(all_bytes(x - left, 0xbb, left) && all_bytes(x + 100, 0xbb, right));
+	KT_EXPECT(all_bytes(x, 0x6b, 99) && x[99] == 0xa5);
+	/* A free object handed out again, and a bulk of them, without a report. */
+	void *v[40];
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 40, v) == 40);
+	for (int i = 0; i < 40; i++) {
+		KT_EXPECT(all_bytes((unsigned char *)v[i] + 100, 0xcc, right));
+		memset(v[i], i, 100);
+	}
+	kmem_cache_free_bulk(s, 40, v);
+	KT_EXPECT(kmem_report_count() == reports);
+	KT_ASSERT_EQ(kmem_write("/sys/kernel/slab/pz_bytes/validate", "1"), 0);
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(s);
+	KT_EXPECT(kmem_report_count() == reports);
+
+	/* A ctor's objects keep their constructed bytes: red zones only (kernel __OBJECT_POISON). */
+	struct kmem_cache *c = kmem_cache_create("pz_ctor", sizeof(struct ctor_like), 0,
+						 SLAB_POISON | SLAB_RED_ZONE, ctor_like_init);
+	KT_ASSERT(c);
+	struct ctor_like *o = kmem_cache_alloc(c, GFP);
+	KT_ASSERT(o && o->magic == 0x1234);
+	kmem_cache_free(c, o);
+	KT_EXPECT(o->magic == 0x1234);
+	KT_EXPECT(all_bytes((unsigned char *)o + sizeof(*o), 0xbb, c->inuse - c->object_size));
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_destroy(c);
+}
+
+/*
+ * A write after free is found when the object is next handed out (or by
+ * validate), an overrun or underrun when the object is freed: a report
+ * naming the cache, the bad bytes and a dump of the slot, the bytes
+ * restored.  As the kernel: the slab of a poisoned object is given up, an
+ * overrun object is not freed.
+ */
+KTEST(poison_and_red_zones_catch_writes_out_of_bounds_and_after_free)
+{
+	struct kmem_cache *s = kmem_cache_create("pz_bad", 100, 0, SLAB_POISON | SLAB_RED_ZONE, NULL);
+	KT_ASSERT(s);
+	unsigned char *x = kmem_cache_alloc(s, GFP), *keep = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(x && keep);
+	struct slab *slab = virt_to_slab(x);
+	kmem_cache_free(s, x);
+	x[10] = 0x41;				/* after free */
+	unsigned long reports = kmem_report_count();
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	void *got[64];
+	int n = 0;
+	while (n < 64 && (got[n] = kmem_cache_alloc(s, GFP)) != NULL && got[n] != x)
+		n++;
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(n == 64 || got[n] != x);	/* x is never handed out */
+	KT_EXPECT(kmem_report_count() == reports + 1);
+	KT_EXPECT(strstr(out, "BUG pz_bad (Not tainted): Poison overwritten"));
+	KT_EXPECT(strstr(out, "First byte 0x41 instead of 0x6b"));
+	KT_EXPECT(strstr(out, "Object   0x") && strstr(out, "Redzone  0x"));
+	KT_EXPECT(strstr(out, "FIX pz_bad: Restoring Poison"));
+	KT_EXPECT(strstr(out, "FIX pz_bad: Marking all objects used"));
+	free(out);
+	KT_EXPECT(x[10] == 0x6b);		/* restored */
+	for (int i = 0; i < n; i++)
+		KT_EXPECT(virt_to_slab(got[i]) != slab);
+	for (int i = 0; i < n; i++)
+		kmem_cache_free(s, got[i]);
+
+	/* One byte past the end, one before the start: found at the free, not freed. */
+	unsigned char *y = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(y);
+	y[100] = 0x42;
+	BAD(kmem_cache_free(s, y), "BUG pz_bad (Not tainted): Right Redzone overwritten");
+	KT_EXPECT(y[100] == 0xcc);
+	unsigned char *z = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(z && z != y);			/* y was not freed */
+	z[-1] = 0x43;
+	BAD(kmem_cache_free(s, z), "Left Redzone overwritten");
+	/* Now y and z are intact: they free without a report. */
+	reports = kmem_report_count();
+	kmem_cache_free(s, y);
+	kmem_cache_free(s, z);
+	KT_EXPECT(kmem_report_count() == reports);
+
+	/* validate checks free and allocated objects alike, and restores. */
+	unsigned char *w = kmem_cache_alloc(s, GFP), *u = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(w && u);
+	kmem_cache_free(s, w);
+	w[50] = 0;				/* after free */
+	u[101] = 0;				/* overrun of a live object */
+	reports = kmem_report_count();
+	kt_capture_begin(&cap);
+	KT_ASSERT_EQ(kmem_write("/sys/kernel/slab/pz_bad/validate", "1"), 0);
+	out = kt_capture_end(&cap);
+	KT_EXPECT(kmem_report_count() == reports + 2);
+	KT_EXPECT(strstr(out, "Poison overwritten") && strstr(out, "Right Redzone overwritten"));
+	free(out);
+	reports = kmem_report_count();
+	KT_ASSERT_EQ(kmem_write("/sys/kernel/slab/pz_bad/validate", "1"), 0);
+	kmem_cache_free(s, u);
+	KT_EXPECT(kmem_report_count() == reports);
+	kmem_cache_free(s, keep);
+	/* The given-up slab stays (as the kernel): no destroy. */
 }
 
 KTEST(slab_panic_aborts_on_bad_create)

@@ -34,7 +34,7 @@ void printk(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void report_done(void)
+void kmem_report_done(void)
 {
 	atomic_fetch_add_explicit(&nr_reports, 1, memory_order_relaxed);
 	if (panic_on_warn) {
@@ -50,7 +50,7 @@ void kmem_report(const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintk(fmt, ap);
 	va_end(ap);
-	report_done();
+	kmem_report_done();
 }
 
 void kmem_warn(const char *where, const char *fmt, ...)
@@ -61,7 +61,7 @@ void kmem_warn(const char *where, const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintk(fmt, ap);
 	va_end(ap);
-	report_done();
+	kmem_report_done();
 }
 
 unsigned long kmem_report_count(void)

@@ -28,6 +28,12 @@ __attribute__((format(printf, 1, 2))) void kmem_report(const char *fmt, ...);
 /* Like kmem_report, prefixed with "WARNING: CPU: <tid> PID: <pid> at <where>". */
 __attribute__((format(printf, 2, 3))) void kmem_warn(const char *where, const char *fmt, ...);
 
+/*
+ * Count a report made of several printk() calls (a header, a dump, a FIX
+ * line), once it is all out: kmem_report() does this after its message.
+ */
+void kmem_report_done(void);
+
 /* Number of reports issued so far (a test hook, like KUnit's slab_errors). */
 unsigned long kmem_report_count(void);
 extern bool panic_on_warn;

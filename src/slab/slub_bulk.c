@@ -94,7 +94,8 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	if (unlikely(kmem_boot()))
 		return 0;
-	if (size <= SLUB_BULK_SINGLE) {
+	/* Debug caches: each object through alloc_single(), which sets up and checks it. */
+	if (size <= SLUB_BULK_SINGLE || kmem_cache_debug(s)) {
 		for (size_t i = 0; i < size; i++) {
 			if (unlikely(!(p[i] = slub_alloc(s, gfp)))) {
 				/* All or nothing. */

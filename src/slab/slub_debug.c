@@ -11,7 +11,17 @@
  * Slabs here are never frozen.  A slab with free objects is on the node
  * partial list, a full one on no list (the kernel's full list, kept only
  * for SLAB_STORE_USER, is not needed by validate here).
+ *
+ * SLAB_RED_ZONE and SLAB_POISON work as in the kernel (init_object(),
+ * check_object()): red zones read 0xbb while the object is free and 0xcc
+ * while it is allocated, a free object's bytes read 0x6b ... 0xa5, and with
+ * SLAB_POISON the padding after the metadata reads 0x5a.  An allocation
+ * checks the free state (a write after free is found then), a free the
+ * allocated one (an overrun), validate both; a bad byte is reported with a
+ * dump of the slot, and restored.  SLAB_STORE_USER's tracks are not written.
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/printk.h"
@@ -29,6 +39,187 @@ void slab_mark_all_used(struct slab *slab)
 
 	atomic_store_explicit(&slab->state, ss_make(slab, NULL, ss_objects(st), ss_objects(st), false),
 			      memory_order_release);
+}
+
+/* ---- red zones and poison ------------------------------------------- */
+
+#define SLUB_RED_INACTIVE	0xbb	/* red zones of a free object */
+#define SLUB_RED_ACTIVE		0xcc	/* red zones of an allocated object */
+#define POISON_INUSE		0x5a	/* padding after the metadata */
+#define POISON_FREE		0x6b	/* the bytes of a free object */
+#define POISON_END		0xa5	/* and its last byte */
+
+/* A ctor's or an RCU cache's free object keeps its meaning: never poisoned (kernel __OBJECT_POISON). */
+static bool object_poison(const struct kmem_cache *s)
+{
+	return (s->flags & SLAB_POISON) && !s->ctor && !(s->flags & SLAB_TYPESAFE_BY_RCU);
+}
+
+/* From the object: where the metadata ends and the padding up to the next slot's red zone begins. */
+static unsigned int pad_start(const struct kmem_cache *s)
+{
+	unsigned int off = s->offset >= s->inuse ? s->offset + (unsigned int)sizeof(void *) : s->inuse;
+
+	if (s->flags & SLAB_STORE_USER) {
+		off += 2 * SLUB_TRACK_SIZE;
+		if (s->flags & SLAB_KMALLOC)
+			off += (unsigned int)sizeof(unsigned long);
+	}
+	return off;
+}
+
+static unsigned int pad_end(const struct kmem_cache *s)
+{
+	return s->size - s->red_left_pad;
+}
+
+bool slab_debug_checks(const struct kmem_cache *s)
+{
+	return s->flags & (SLAB_RED_ZONE | SLAB_POISON);
+}
+
+/* Kernel init_object(): red zones to @val; a free object's bytes poisoned. */
+static void init_object(struct kmem_cache *s, void *object, uint8_t val)
+{
+	uint8_t *p = object;
+
+	if (s->flags & SLAB_RED_ZONE) {
+		memset(p - s->red_left_pad, val, s->red_left_pad);
+		memset(p + s->object_size, val, s->inuse - s->object_size);
+	}
+	if (val == SLUB_RED_INACTIVE && object_poison(s)) {
+		memset(p, POISON_FREE, s->object_size - 1);
+		p[s->object_size - 1] = POISON_END;
+	}
+}
+
+/* A new slab: every object free, the padding marked (kernel setup_slab_debug()). */
+static void setup_slab_debug(struct kmem_cache *s, struct slab *slab)
+{
+	uint8_t *p = (uint8_t *)slab->obj_base;
+	unsigned int objects = ss_objects(slab_state(slab));
+
+	for (unsigned int i = 0; i < objects; i++, p += s->size) {
+		if (s->flags & SLAB_POISON)
+			memset(p + pad_start(s), POISON_INUSE, pad_end(s) - pad_start(s));
+		init_object(s, p, SLUB_RED_INACTIVE);
+	}
+}
+
+/* Kernel print_section(): 16 bytes a line, hex and ASCII. */
+static void print_section(const char *text, const uint8_t *addr, unsigned int len)
+{
+	for (unsigned int off = 0; off < len; off += 16) {
+		char line[128];
+		int n = snprintf(line, sizeof(line), "%s%p: ", text, (const void *)(addr + off));
+		unsigned int k = len - off < 16 ? len - off : 16;
+		for (unsigned int i = 0; i < 16; i++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, i < k ? "%02x " : "   ",
+				      i < k ? addr[off + i] : 0);
+		line[n++] = ' ';
+		for (unsigned int i = 0; i < k; i++)
+			line[n++] = addr[off + i] >= 0x20 && addr[off + i] < 0x7f ? (char)addr[off + i] : '.';
+		line[n] = '\0';
+		printk("%s\n", line);
+	}
+}
+
+/* Kernel print_trailer(): the slab, the object, the bytes of its slot. */
+static void print_trailer(struct kmem_cache *s, struct slab *slab, uint8_t *p)
+{
+	uint8_t *addr = (uint8_t *)slab_address(slab);
+	uint64_t st = slab_state(slab);
+
+	printk("INFO: Slab %p objects=%u used=%u fp=%p\n", (void *)addr, ss_objects(st), ss_inuse(st),
+	       ss_freelist(slab, st));
+	printk("INFO: Object %p @offset=%lu\n", (void *)p, (unsigned long)(p - addr));
+	if (s->flags & SLAB_RED_ZONE)
+		print_section("Redzone  ", p - s->red_left_pad, s->red_left_pad);
+	print_section("Object   ", p, s->object_size < 256 ? s->object_size : 256);
+	if (s->flags & SLAB_RED_ZONE)
+		print_section("Redzone  ", p + s->object_size, s->inuse - s->object_size);
+	if ((s->flags & SLAB_POISON) && pad_end(s) > pad_start(s))
+		print_section("Padding  ", p + pad_start(s), pad_end(s) - pad_start(s));
+}
+
+/*
+ * Kernel check_bytes_and_report(): are the @len bytes at @start all @val?
+ * If not: a report with the slot's dump, and the bad bytes restored.
+ */
+static bool check_bytes_and_report(struct kmem_cache *s, struct slab *slab, uint8_t *object,
+				   const char *what, uint8_t *start, uint8_t val, unsigned int len)
+{
+	uint8_t *fault = NULL, *end = start + len;
+
+	for (unsigned int i = 0; i < len && !fault; i++)
+		if (start[i] != val)
+			fault = start + i;
+	if (!fault)
+		return true;
+	while (end > fault && end[-1] == val)
+		end--;
+	printk("BUG %s (Not tainted): %s overwritten\n", s->name, what);
+	printk("INFO: %p-%p @offset=%lu. First byte 0x%x instead of 0x%x\n", (void *)fault,
+	       (void *)(end - 1), (unsigned long)(fault - (uint8_t *)slab_address(slab)), fault[0], val);
+	print_trailer(s, slab, object);
+	printk("FIX %s: Restoring %s %p-%p=0x%x\n", s->name, what, (void *)fault, (void *)(end - 1), val);
+	memset(fault, val, (size_t)(end - fault));
+	kmem_report_done();
+	return false;
+}
+
+/* Kernel check_object(): @val is the red zone byte of the state @object should be in. */
+static bool check_object(struct kmem_cache *s, struct slab *slab, void *object, uint8_t val)
+{
+	uint8_t *p = object;
+	bool ok = true;
+
+	if (s->flags & SLAB_RED_ZONE) {
+		ok &= check_bytes_and_report(s, slab, p, "Left Redzone", p - s->red_left_pad, val,
+					     s->red_left_pad);
+		ok &= check_bytes_and_report(s, slab, p, "Right Redzone", p + s->object_size, val,
+					     s->inuse - s->object_size);
+	}
+	if (s->flags & SLAB_POISON) {
+		if (val == SLUB_RED_INACTIVE && object_poison(s)) {
+			ok &= check_bytes_and_report(s, slab, p, "Poison", p, POISON_FREE, s->object_size - 1);
+			ok &= check_bytes_and_report(s, slab, p, "End Poison", p + s->object_size - 1,
+						     POISON_END, 1);
+		}
+		ok &= check_bytes_and_report(s, slab, p, "Object padding", p + pad_start(s), POISON_INUSE,
+					     pad_end(s) - pad_start(s));
+	}
+	return ok;
+}
+
+/*
+ * Check every object of @slab (list_lock held): the free ones as free, the
+ * others as allocated (kernel validate_slab()); returns the bad ones.
+ */
+long validate_slab_objects(struct kmem_cache *s, struct slab *slab)
+{
+	enum { MAP_BITS = 4096 };
+	unsigned long map[MAP_BITS / (8 * sizeof(unsigned long))] = { 0 };
+	uint64_t st = slab_state(slab);
+	char *base = (char *)slab->obj_base;
+	unsigned int objects = ss_objects(st), left = objects - ss_inuse(st);
+	long bad = 0;
+
+	if (!slab_debug_checks(s) || objects > MAP_BITS)
+		return 0;
+	for (char *f = ss_freelist(slab, st); f && left; left--, f = get_freepointer(s, f)) {
+		if (!slab_obj_valid(s, slab, f))
+			return 0;	/* validate reported and fixed the chain */
+		unsigned int i = (unsigned int)((f - base) / s->size);
+		map[i / (8 * sizeof(long))] |= 1UL << (i % (8 * sizeof(long)));
+	}
+	for (unsigned int i = 0; i < objects; i++) {
+		bool free = map[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long))));
+		if (!check_object(s, slab, base + (size_t)i * s->size,
+				  free ? SLUB_RED_INACTIVE : SLUB_RED_ACTIVE))
+			bad++;
+	}
+	return bad;
 }
 
 /*
@@ -66,10 +257,18 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	while (!list_empty(&n->partial)) {
 		slab = list_first_entry(&n->partial, struct slab, slab_list);
 		obj = take_one(s, slab);
+		if (obj && slab_debug_checks(s) && !check_object(s, slab, obj, SLUB_RED_INACTIVE)) {
+			/* Written after free: as the kernel, trust nothing of this slab any more. */
+			printk("FIX %s: Marking all objects used\n", s->name);
+			slab_mark_all_used(slab);
+			obj = NULL;
+		}
 		if (!ss_freelist(slab, slab_state(slab)))
 			remove_partial(n, slab);
 		if (!obj)
 			continue;
+		if (slab_debug_checks(s))
+			init_object(s, obj, SLUB_RED_ACTIVE);
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, ALLOC_FROM_PARTIAL, 1);
 		return obj;
@@ -83,6 +282,10 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	uint64_t st = slab_state(slab);
 	obj = freelist;
 	freelist = get_freepointer(s, obj);
+	if (slab_debug_checks(s)) {
+		setup_slab_debug(s, slab);
+		init_object(s, obj, SLUB_RED_ACTIVE);
+	}
 	/* new_slab() hands the slab over frozen with all its objects: keep one, file the rest. */
 	kmem_lock(&n->list_lock);
 	atomic_store_explicit(&slab->state, ss_make(slab, freelist, 1, ss_objects(st), false),
@@ -122,6 +325,15 @@ static void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct
 		kmem_unlock(&n->list_lock);
 		report_double_free(s, x);
 		return;
+	}
+	if (slab_debug_checks(s)) {
+		if (unlikely(!check_object(s, slab, x, SLUB_RED_ACTIVE))) {
+			/* As the kernel's free_debug_processing(): an overrun object is not freed. */
+			kmem_unlock(&n->list_lock);
+			printk("FIX %s: Object at %p not freed\n", s->name, x);
+			return;
+		}
+		init_object(s, x, SLUB_RED_INACTIVE);
 	}
 	void *prior = ss_freelist(slab, st);
 	unsigned int inuse = ss_inuse(st) - 1;

@@ -189,6 +189,8 @@ long slub_validate(struct kmem_cache *s)
 			kmem_report("BUG %s (Not tainted): frozen slab on the node partial list\n", s->name);
 			errors++;
 		}
+		if (fix)	/* red zones and poison of every object (slub_debug.c) */
+			errors += validate_slab_objects(s, slab);
 	}
 	kmem_unlock(&n->list_lock);
 	return errors;

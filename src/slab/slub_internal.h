@@ -87,6 +87,8 @@ static inline bool kmem_cache_debug(const struct kmem_cache *s)
 void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c);
 void slab_mark_all_used(struct slab *slab);
 unsigned long list_slab_objects(struct kmem_cache *s, unsigned int max);
+bool slab_debug_checks(const struct kmem_cache *s);
+long validate_slab_objects(struct kmem_cache *s, struct slab *slab);
 void free_single_chain(struct kmem_cache *s, struct slab *slab, void *head, unsigned int cnt,
 		       struct kmem_cache_cpu *c);
 /* Fill a new slab: ctor and free pointers; returns its first object (the freelist). */
