@@ -9,7 +9,9 @@
 # indexes, joins), sort --parallel, xz -T2, gcc (compile src/slab/slub.c, then
 # build and run a program), g++ (build under kmem; a C++ program with
 # new/delete, containers, shared_ptr and std::thread run on both), perl, awk,
-# git, tar+gzip; and kmem.stats_at_exit=1 prints /proc/slabinfo at exit.
+# git, tar+gzip; kmem.stats_at_exit=1 prints /proc/slabinfo at exit; and
+# slab_debug=FZP runs python3 unchanged and reports a program's heap overrun
+# and write after free.
 #
 # Environment (set by ctest): KMEM_BINARY_DIR, KMEM_SOURCE_DIR, KMEM_SANITIZE.
 # Optional: KMEM_RP_ONLY="sqlite3 gcc" runs only the named checks;
@@ -606,6 +608,57 @@ if selected stats_at_exit; then
 			head -n 5 "$err" | sed 's/^/    /'
 		else
 			ok "stats_at_exit [$b] (/proc/slabinfo and /proc/meminfo printed at exit)"
+		fi
+	done
+fi
+
+# slab_debug=FZP: red zones, poison and consistency checks on every cache,
+# malloc's included.  A real program runs unchanged (same output as on
+# glibc, no report); a program that overruns a block and writes after a free
+# gets the kernel's reports.
+if selected slab_debug; then
+	cat >"$DATA/heapbug.c" <<-'EOF'
+		#include <stdio.h>
+		#include <stdlib.h>
+		#include <string.h>
+		#include <malloc.h>
+		int main(void)
+		{
+			char *p = malloc(100);
+			size_t n = malloc_usable_size(p);
+			memset(p, 1, n + 1);		/* one byte past the end */
+			free(p);
+			char *q = malloc(200);
+			free(q);
+			q[7] = 0x41;			/* after free */
+			for (int i = 0; i < 1000; i++)
+				free(malloc(200));
+			puts("done");
+			return 0;
+		}
+	EOF
+	gcc -O0 -w "$DATA/heapbug.c" -o "$DATA/heapbug" || fail "slab_debug: gcc could not build heapbug.c"
+	run_check python3 glibc.debug
+	for b in "${BACKENDS[@]}"; do
+		run_check python3 "$b.debug" LD_PRELOAD="$SO" KMEM_CMDLINE="slab=$b slab_debug=FZP"
+		got=$T/run/python3.$b.debug
+		if [ "$(cat "$got/rc")" != 0 ] || ! cmp -s "$T/run/python3.glibc.debug/out" "$got/out" ||
+		   grep -qE "$kmem_said" "$got/err"; then
+			fail "slab_debug [$b]: python3 under slab_debug=FZP does not run as on glibc"
+			report_failure "$got"
+		else
+			ok "slab_debug [$b]: python3 under slab_debug=FZP, same output, no report"
+		fi
+		err=$T/heapbug.$b.err
+		out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b slab_debug=FZP" timeout "$LIMIT" "$DATA/heapbug" 2>"$err")
+		if [ "$out" != done ] || ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): Right Redzone overwritten' "$err" ||
+		   ! grep -q 'Object at 0x[0-9a-f]* not freed' "$err" ||
+		   ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): Poison overwritten' "$err" ||
+		   ! grep -q 'First byte 0x41 instead of 0x6b' "$err"; then
+			fail "slab_debug [$b]: heapbug's overrun and write after free were not both reported"
+			sed -n '1,12s/^/    stderr: /p' "$err"
+		else
+			ok "slab_debug [$b]: an overrun and a write after free reported as the kernel does"
 		fi
 	done
 fi

@@ -545,6 +545,58 @@ static void child_nomerge(void)
 	KT_EXPECT(kmem_report_count() == reports);
 }
 
+/*
+ * slab_debug= (kernel syntax): a block without a cache list sets every
+ * cache's options, a list (with a trailing '*' glob) the named caches';
+ * kmalloc caches take them too, SLAB_NO_USER_FLAGS caches do not, and a
+ * cache with debug flags never merges.
+ */
+static int attr_of(const char *cache, const char *attr)
+{
+	char path[128], buf[32];
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, attr);
+	return kmem_read(path, buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
+}
+
+static void child_slab_debug(void)
+{
+	KT_ASSERT_EQ(slab_test_boot("mem=32M slub_debug=ZP;FZ,kt_dbg_f*,kt_dbg_exact;-,kmalloc-8k"), 0);
+	KT_EXPECT(attr_of("kmalloc-64", "red_zone") == 1 && attr_of("kmalloc-64", "poison") == 1);
+	KT_EXPECT(attr_of("kmalloc-64", "sanity_checks") == 0);
+	KT_EXPECT(attr_of("kmalloc-8k", "red_zone") == 0 && attr_of("kmalloc-8k", "poison") == 0);
+	struct kmem_cache *f1 = kmem_cache_create("kt_dbg_f1", 100, 0, 0, NULL);
+	struct kmem_cache *ex = kmem_cache_create("kt_dbg_exact", 100, 0, 0, NULL);
+	struct kmem_cache *ex2 = kmem_cache_create("kt_dbg_exact2", 100, 0, 0, NULL);
+	struct kmem_cache *nu = kmem_cache_create("kt_dbg_nouser", 100, 0, SLAB_NO_USER_FLAGS, NULL);
+	KT_ASSERT(f1 && ex && ex2 && nu);
+	KT_EXPECT(attr_of("kt_dbg_f1", "sanity_checks") == 1 && attr_of("kt_dbg_f1", "poison") == 0);
+	KT_EXPECT(attr_of("kt_dbg_exact", "sanity_checks") == 1 && attr_of("kt_dbg_exact", "poison") == 0);
+	/* Not a prefix match without '*': the global block's options. */
+	KT_EXPECT(attr_of("kt_dbg_exact2", "sanity_checks") == 0 && attr_of("kt_dbg_exact2", "red_zone") == 1);
+	/* Red zones or poison make a cache unmergeable (F alone does not, as in the kernel). */
+	KT_EXPECT(f1 != ex && ex != ex2 && nu != f1 && nu != ex2);
+	KT_EXPECT(!(nu->flags & (SLAB_RED_ZONE | SLAB_POISON | SLAB_CONSISTENCY_CHECKS)));
+	/* kmalloc's red zones catch an overrun at kfree(), as in the kernel. */
+	unsigned char *p = kmalloc(64, GFP);
+	KT_ASSERT(p);
+	KT_EXPECT(ksize(p) == 64);
+	p[64] = 0;
+	struct kt_capture cap;
+	unsigned long reports = kmem_report_count();
+	kt_capture_begin(&cap);
+	kfree(p);
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(kmem_report_count() == reports + 1);
+	KT_EXPECT(strstr(out, "BUG kmalloc-64 (Not tainted): Right Redzone overwritten"));
+	free(out);
+	KT_EXPECT(slab_cache_works(f1, 100) && slab_cache_works(ex2, 100) && slab_cache_works(nu, 100));
+}
+
+KTEST(slab_debug_boot_param)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("slab_debug"));
+}
+
 /* ---- create/destroy cycles ------------------------------------------- */
 
 /*
@@ -673,6 +725,7 @@ KTEST(slab_nomerge_boot_param)
 }
 static const struct slab_child children[] = {
 	{ "nomerge", child_nomerge },
+	{ "slab_debug", child_slab_debug },
 };
 
 KTEST_MAIN(

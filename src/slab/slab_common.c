@@ -201,6 +201,7 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 		err = -ENOMEM;
 	if (err)
 		goto out;
+	flags = kmem_cache_flags(flags, name);		/* slab_debug= */
 
 	kmem_lock(&slab_mutex);
 	bool never_merge = slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE);

@@ -14,6 +14,9 @@ struct slab_alias {
 
 extern struct list_head slab_aliases;	/* under slab_mutex */
 
+/* @flags with the slab_debug= options for the cache @name (kernel kmem_cache_flags()). */
+slab_flags_t kmem_cache_flags(slab_flags_t flags, const char *name);
+
 /* Caches that can never be merged keep their own name in sysfs. */
 bool slab_unmergeable(const struct kmem_cache *s);
 

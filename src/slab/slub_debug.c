@@ -168,6 +168,18 @@ static bool check_bytes_and_report(struct kmem_cache *s, struct slab *slab, uint
 	return false;
 }
 
+/* Kernel trace(): with SLAB_TRACE, every allocation and free is printed (list_lock held). */
+static void trace(struct kmem_cache *s, struct slab *slab, void *object, bool alloc)
+{
+	if (!(s->flags & SLAB_TRACE))
+		return;
+	uint64_t st = slab_state(slab);
+	printk("TRACE %s %s %p inuse=%u fp=%p\n", s->name, alloc ? "alloc" : "free", object,
+	       ss_inuse(st), ss_freelist(slab, st));
+	if (!alloc)
+		print_section("Object ", object, s->object_size < 256 ? s->object_size : 256);
+}
+
 /* Kernel check_object(): @val is the red zone byte of the state @object should be in. */
 static bool check_object(struct kmem_cache *s, struct slab *slab, void *object, uint8_t val)
 {
@@ -269,6 +281,7 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 			continue;
 		if (slab_debug_checks(s))
 			init_object(s, obj, SLUB_RED_ACTIVE);
+		trace(s, slab, obj, true);
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, ALLOC_FROM_PARTIAL, 1);
 		return obj;
@@ -292,6 +305,7 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 			      memory_order_release);
 	if (freelist)
 		add_partial(n, slab, false);
+	trace(s, slab, obj, true);
 	kmem_unlock(&n->list_lock);
 	return obj;
 }
@@ -326,15 +340,15 @@ static void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct
 		report_double_free(s, x);
 		return;
 	}
-	if (slab_debug_checks(s)) {
-		if (unlikely(!check_object(s, slab, x, SLUB_RED_ACTIVE))) {
-			/* As the kernel's free_debug_processing(): an overrun object is not freed. */
-			kmem_unlock(&n->list_lock);
-			printk("FIX %s: Object at %p not freed\n", s->name, x);
-			return;
-		}
-		init_object(s, x, SLUB_RED_INACTIVE);
+	if (slab_debug_checks(s) && unlikely(!check_object(s, slab, x, SLUB_RED_ACTIVE))) {
+		/* As the kernel's free_debug_processing(): an overrun object is not freed. */
+		kmem_unlock(&n->list_lock);
+		printk("FIX %s: Object at %p not freed\n", s->name, x);
+		return;
 	}
+	trace(s, slab, x, false);
+	if (slab_debug_checks(s))
+		init_object(s, x, SLUB_RED_INACTIVE);
 	void *prior = ss_freelist(slab, st);
 	unsigned int inuse = ss_inuse(st) - 1;
 
