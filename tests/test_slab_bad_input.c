@@ -844,6 +844,70 @@ KTEST(poison_and_red_zones_catch_writes_out_of_bounds_and_after_free)
 	/* The given-up slab stays (as the kernel): no destroy. */
 }
 
+/* SLAB_STORE_USER: who allocated and who freed an object, in its reports. */
+static void *track_obj;
+
+static __attribute__((noinline)) void track_alloc_here(struct kmem_cache *s)
+{
+	track_obj = kmem_cache_alloc(s, GFP);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void track_free_here(struct kmem_cache *s)
+{
+	kmem_cache_free(s, track_obj);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The address printed after @what ("Allocated in 0x...") lies in the function at @fn. */
+static int track_points_into(const char *out, const char *what, void (*fn)(struct kmem_cache *))
+{
+	const char *at = strstr(out, what);
+	unsigned long addr = 0;
+
+	if (!at || sscanf(at + strlen(what), "%lx", &addr) != 1)
+		return 0;
+	return addr > (unsigned long)fn && addr < (unsigned long)fn + 256;
+}
+
+KTEST(store_user_names_the_allocator_and_the_freer)
+{
+	struct kmem_cache *s = kmem_cache_create("pz_track", 64, 0, SLAB_POISON | SLAB_STORE_USER, NULL);
+	KT_ASSERT(s);
+	track_alloc_here(s);
+	KT_ASSERT(track_obj);
+	unsigned char *x = track_obj;
+	track_free_here(s);
+	x[3] = 9;				/* after free */
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	void *got[64];
+	int n = 0;
+	while (n < 64 && (got[n] = kmem_cache_alloc(s, GFP)) != NULL)
+		n++;
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(strstr(out, "Poison overwritten"));
+	KT_EXPECT(track_points_into(out, "INFO: Allocated in ", track_alloc_here));
+	KT_EXPECT(track_points_into(out, "INFO: Freed in ", track_free_here));
+	KT_EXPECT(strstr(out, " age=") && strstr(out, " pid="));
+	free(out);
+	for (int i = 0; i < n; i++)
+		kmem_cache_free(s, got[i]);
+
+	/* A destroy names each object left, and who allocated it. */
+	struct kmem_cache *l = kmem_cache_create("pz_track_leak", 64, 0, SLAB_STORE_USER, NULL);
+	KT_ASSERT(l);
+	track_alloc_here(l);
+	kt_capture_begin(&cap);
+	kmem_cache_destroy(l);
+	out = kt_capture_end(&cap);
+	char line[64];
+	snprintf(line, sizeof(line), "Object %p @offset=", track_obj);
+	KT_EXPECT(strstr(out, line));
+	KT_EXPECT(track_points_into(out, "INFO: Allocated in ", track_alloc_here));
+	free(out);
+}
+
 KTEST(slab_panic_aborts_on_bad_create)
 {
 	static const char *const names[] = { "panic/slash", "panic_size0" };

@@ -57,10 +57,10 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 }
 
 /* Off the fast path: neither the call nor errno's address is on it. */
-static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp)
+static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp, unsigned long caller)
 {
 	struct kmem_cache *s = malloc_class_cache(size);
-	void *p = s ? __slub_alloc_slow(s, gfp) : malloc_slow(size, gfp);
+	void *p = s ? __slub_alloc_slow(s, gfp, caller) : malloc_slow(size, gfp);
 
 	if (unlikely(!p))
 		errno = ENOMEM;
@@ -74,7 +74,7 @@ static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t 
 		void *p = slub_alloc_slot(&slub_this->cpu[malloc_class_slot(size)], gfp);
 		if (likely(p))
 			return p;
-		return malloc_cache_slow(size, gfp);
+		return malloc_cache_slow(size, gfp, _RET_IP_);
 	}
 	/* malloc(0) returns a unique pointer, as glibc's does. */
 	return malloc_slow(size ? size : MALLOC_MIN, gfp);

@@ -522,7 +522,7 @@ void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	void *freelist;
 
 	if (unlikely(kmem_cache_debug(s)))
-		return alloc_single(s, gfp, c);
+		return alloc_single(s, gfp, c, 0);
 	if (slab) {
 		/*
 		 * Our lockless freelist ran dry: take what others freed
@@ -680,7 +680,7 @@ static void *slab_alloc_unowned(struct kmem_cache *s, gfp_t gfp)
 	return obj;
 }
 
-void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp)
+void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller)
 {
 	if (unlikely(kmem_boot()))
 		return NULL;
@@ -707,7 +707,7 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp)
 	} else if (s->sheaf_capacity && (obj = sheaf_alloc_slow(s, c, gfp | __GFP_NOWARN))) {
 		/* Counted by the sheaf layer. */
 	} else {
-		obj = ___slab_alloc(s, gfp, c);
+		obj = unlikely(kmem_cache_debug(s)) ? alloc_single(s, gfp, c, caller) : ___slab_alloc(s, gfp, c);
 		if (obj)
 			stat_inc(c, ALLOC_SLOWPATH);
 	}
@@ -826,7 +826,7 @@ void report_double_free(struct kmem_cache *s, const void *x)
 		    s->name, x);
 }
 
-void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
+void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned long caller)
 {
 	if (!slab) {
 		slab = virt_to_slab(x);
@@ -887,7 +887,10 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
 		return;
 	}
 	stat_s(s, c, FREE_SLOWPATH, 1);
-	__slab_free(s, slab, x, x, 1, c);
+	if (unlikely(kmem_cache_debug(s)))
+		free_single(s, slab, x, c, caller);
+	else
+		__slab_free(s, slab, x, x, 1, c);
 }
 
 /* ---- flushing, thread exit ----------------------------------------- */

@@ -309,8 +309,15 @@ static inline void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum s
 
 /* ---- slow paths (slub.c) ------------------------------------------- */
 
-void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp);
-void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x);
+/*
+ * @caller: the return address of the API function the program called
+ * (kernel _RET_IP_), recorded in SLAB_STORE_USER caches' tracks.
+ */
+void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller);
+void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned long caller);
+
+/* The caller of the function the fast path is inlined into (kernel _RET_IP_). */
+#define _RET_IP_	((unsigned long)__builtin_return_address(0))
 
 /* slub_bulk.c.  Objects from slabs into @p, at most @n, for a sheaf refill (counted as
  * SHEAF_REFILL).  Returns how many. */
@@ -445,7 +452,7 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
 {
 	void *object = slub_alloc_fast(s, gfp);
 
-	return likely(object) ? object : __slub_alloc_slow(s, gfp);
+	return likely(object) ? object : __slub_alloc_slow(s, gfp, _RET_IP_);
 }
 
 /*
@@ -499,7 +506,7 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 			}
 		}
 	}
-	__slub_free_slow(s, slab, x);
+	__slub_free_slow(s, slab, x, _RET_IP_);
 }
 
 static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,

@@ -94,8 +94,7 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	if (unlikely(kmem_boot()))
 		return 0;
-	/* Debug caches: each object through alloc_single(), which sets up and checks it. */
-	if (size <= SLUB_BULK_SINGLE || kmem_cache_debug(s)) {
+	if (size <= SLUB_BULK_SINGLE) {
 		for (size_t i = 0; i < size; i++) {
 			if (unlikely(!(p[i] = slub_alloc(s, gfp)))) {
 				/* All or nothing. */
@@ -114,12 +113,19 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 
 	if (unlikely(!c)) {
 		for (i = 0; i < size; i++)
-			if (!(p[i] = __slub_alloc_slow(s, gfp)))
+			if (!(p[i] = __slub_alloc_slow(s, gfp, _RET_IP_)))
 				goto error;
 		return (int)size;
 	}
 	unsigned int fast = 0;
 	i = sheaf_alloc_bulk(s, c, size, p);
+	if (unlikely(i < size) && unlikely(kmem_cache_debug(s))) {
+		/* No sheaves: each object through alloc_single(), which sets it up and checks it. */
+		for (; i < size; i++)
+			if (!(p[i] = __slub_alloc_slow(s, gfp, _RET_IP_)))
+				goto error;
+		return (int)size;
+	}
 	for (; i < size; i++) {
 		void *obj = c->freelist;
 

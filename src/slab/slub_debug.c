@@ -18,13 +18,20 @@
  * SLAB_POISON the padding after the metadata reads 0x5a.  An allocation
  * checks the free state (a write after free is found then), a free the
  * allocated one (an overrun), validate both; a bad byte is reported with a
- * dump of the slot, and restored.  SLAB_STORE_USER's tracks are not written.
+ * dump of the slot, and restored.  SLAB_STORE_USER records who allocated
+ * and who freed each object (the caller's address, the time, the thread and
+ * its CPU: kernel set_track()), printed with every report about the object
+ * and for each object a destroy finds left.
  */
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/printk.h"
+#include "platform/os.h"
 #include "slab/slub_internal.h"
 
 /*
@@ -75,7 +82,74 @@ static unsigned int pad_end(const struct kmem_cache *s)
 
 bool slab_debug_checks(const struct kmem_cache *s)
 {
-	return s->flags & (SLAB_RED_ZONE | SLAB_POISON);
+	return s->flags & (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER);
+}
+
+/* ---- user tracking (SLAB_STORE_USER) ------------------------------------ */
+
+enum track_item { TRACK_ALLOC, TRACK_FREE };
+
+/* Kernel get_track(): the two tracks follow the free pointer (or the object). */
+static struct slub_track *get_track(struct kmem_cache *s, void *object, enum track_item item)
+{
+	unsigned int off = s->offset >= s->inuse ? s->offset + (unsigned int)sizeof(void *) : s->inuse;
+
+	return (struct slub_track *)((char *)object + off) + item;
+}
+
+static void set_track(struct kmem_cache *s, void *object, enum track_item item, unsigned long addr)
+{
+	if (!(s->flags & SLAB_STORE_USER))
+		return;
+	struct slub_track *t = get_track(s, object, item);
+	t->addr = addr;
+	t->when = os_now_ns();
+	t->pid = os_gettid();
+	t->cpu = sched_getcpu();
+}
+
+/*
+ * "<object>+0x<offset>" for a code address: the loaded object with the
+ * highest base at or below it, from the loader's list as debuggers read it
+ * (no lock, no allocation: this runs under list_lock).  The offset is what
+ * addr2line -e <object> takes.
+ */
+static const char *caller_name(unsigned long addr, char *buf, size_t size)
+{
+	const struct link_map *best = NULL;
+
+	for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+		if (m->l_addr <= addr && (!best || m->l_addr > best->l_addr))
+			best = m;
+	const char *name = best && best->l_name && *best->l_name ? best->l_name : program_invocation_name;
+	const char *base = name ? strrchr(name, '/') : NULL;
+	if (!best || !name)
+		snprintf(buf, size, "?");
+	else
+		snprintf(buf, size, "%s+0x%lx", base ? base + 1 : name, addr - best->l_addr);
+	return buf;
+}
+
+static void print_tracking(struct kmem_cache *s, void *object)
+{
+	static const char *const what[] = { "Allocated", "Freed" };
+	uint64_t now = os_now_ns();
+
+	if (!(s->flags & SLAB_STORE_USER))
+		return;
+	for (int i = TRACK_ALLOC; i <= TRACK_FREE; i++) {
+		struct slub_track *t = get_track(s, object, (enum track_item)i);
+		if (!t->when)
+			continue;
+		char name[128];
+		if (t->addr)
+			printk("INFO: %s in %p (%s) age=%llums cpu=%d pid=%d\n", what[i], (void *)t->addr,
+			       caller_name(t->addr, name, sizeof(name)),
+			       (unsigned long long)(now - t->when) / 1000000, t->cpu, t->pid);
+		else
+			printk("INFO: %s by a bulk call or a flush age=%llums cpu=%d pid=%d\n", what[i],
+			       (unsigned long long)(now - t->when) / 1000000, t->cpu, t->pid);
+	}
 }
 
 /* Kernel init_object(): red zones to @val; a free object's bytes poisoned. */
@@ -102,6 +176,8 @@ static void setup_slab_debug(struct kmem_cache *s, struct slab *slab)
 	for (unsigned int i = 0; i < objects; i++, p += s->size) {
 		if (s->flags & SLAB_POISON)
 			memset(p + pad_start(s), POISON_INUSE, pad_end(s) - pad_start(s));
+		if (s->flags & SLAB_STORE_USER)
+			memset(get_track(s, p, TRACK_ALLOC), 0, 2 * sizeof(struct slub_track));
 		init_object(s, p, SLUB_RED_INACTIVE);
 	}
 }
@@ -133,6 +209,7 @@ static void print_trailer(struct kmem_cache *s, struct slab *slab, uint8_t *p)
 	printk("INFO: Slab %p objects=%u used=%u fp=%p\n", (void *)addr, ss_objects(st), ss_inuse(st),
 	       ss_freelist(slab, st));
 	printk("INFO: Object %p @offset=%lu\n", (void *)p, (unsigned long)(p - addr));
+	print_tracking(s, p);
 	if (s->flags & SLAB_RED_ZONE)
 		print_section("Redzone  ", p - s->red_left_pad, s->red_left_pad);
 	print_section("Object   ", p, s->object_size < 256 ? s->object_size : 256);
@@ -259,7 +336,7 @@ static void *take_one(struct kmem_cache *s, struct slab *slab)
 	return obj;
 }
 
-void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
+void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, unsigned long caller)
 {
 	struct kmem_cache_node *n = &s->node;
 	struct slab *slab;
@@ -279,8 +356,10 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 			remove_partial(n, slab);
 		if (!obj)
 			continue;
-		if (slab_debug_checks(s))
+		if (slab_debug_checks(s)) {
 			init_object(s, obj, SLUB_RED_ACTIVE);
+			set_track(s, obj, TRACK_ALLOC, caller);
+		}
 		trace(s, slab, obj, true);
 		kmem_unlock(&n->list_lock);
 		stat_s(s, c, ALLOC_FROM_PARTIAL, 1);
@@ -298,6 +377,7 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	if (slab_debug_checks(s)) {
 		setup_slab_debug(s, slab);
 		init_object(s, obj, SLUB_RED_ACTIVE);
+		set_track(s, obj, TRACK_ALLOC, caller);
 	}
 	/* new_slab() hands the slab over frozen with all its objects: keep one, file the rest. */
 	kmem_lock(&n->list_lock);
@@ -329,7 +409,8 @@ static bool on_freelist(struct kmem_cache *s, struct slab *slab, uint64_t st, co
 }
 
 /* Free @x to @slab, checked (kernel free_to_partial_list()); list_lock not held. */
-static void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct kmem_cache_cpu *c)
+void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct kmem_cache_cpu *c,
+		 unsigned long caller)
 {
 	struct kmem_cache_node *n = &s->node;
 
@@ -347,8 +428,10 @@ static void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct
 		return;
 	}
 	trace(s, slab, x, false);
-	if (slab_debug_checks(s))
+	if (slab_debug_checks(s)) {
+		set_track(s, x, TRACK_FREE, caller);
 		init_object(s, x, SLUB_RED_INACTIVE);
+	}
 	void *prior = ss_freelist(slab, st);
 	unsigned int inuse = ss_inuse(st) - 1;
 
@@ -366,7 +449,7 @@ void free_single_chain(struct kmem_cache *s, struct slab *slab, void *head, unsi
 	for (unsigned int i = 0; i < cnt; i++) {
 		/* The chain's link is the free pointer free_single() rewrites: read it first. */
 		void *next = i + 1 < cnt ? get_freepointer(s, x) : NULL;
-		free_single(s, slab, x, c);
+		free_single(s, slab, x, c, 0);
 		x = next;
 	}
 }
@@ -413,6 +496,7 @@ unsigned long list_slab_objects(struct kmem_cache *s, unsigned int max)
 			if (shown == max)
 				goto out;
 			printk("Object %p @offset=%lu\n", (void *)p, (unsigned long)(p - addr));
+			print_tracking(s, p);
 			shown++;
 		}
 	}
