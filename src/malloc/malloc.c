@@ -41,8 +41,14 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 		struct kmem_cache *s = NULL;
 		if (!kmem_boot() && !malloc_classes_init())
 			s = malloc_class_cache(size);
-		/* Meanwhile (boot, set-up in progress) kmalloc: keep the 16-byte minimum. */
-		p = s ? slub_alloc(s, gfp) : __kmalloc_slow(size < MALLOC_MIN ? MALLOC_MIN : size, gfp);
+		/*
+		 * Meanwhile (boot, set-up in progress) kmalloc's power-of-two
+		 * buckets, 16-aligned at least whatever slab_debug= did to the
+		 * layout (kmalloc-96 and -192 may be only 8-aligned then).
+		 */
+		if (!s)
+			size = size < MALLOC_MIN ? MALLOC_MIN : 1UL << (64 - __builtin_clzl(size - 1));
+		p = s ? slub_alloc(s, gfp) : __kmalloc_slow(size, gfp);
 	} else if (size <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(size, gfp);
 	} else {

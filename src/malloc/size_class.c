@@ -33,12 +33,25 @@ static bool is_kmalloc_bucket(unsigned int size)
 	return !(size & (size - 1)) || size == 96 || size == 192;
 }
 
+/*
+ * Every object of @s is 16-aligned (malloc's promise): slabs start page
+ * aligned, so the first object's offset and the stride must be.  Not so
+ * for kmalloc-96 and -192 once slab_debug= red-zones them (8-aligned caches).
+ */
+static bool objects_16_aligned(const struct kmem_cache *s)
+{
+	return !((s->red_left_pad | s->size) & 15);
+}
+
 static struct kmem_cache *class_cache(unsigned int size)
 {
 	unsigned int cls = malloc_fine_classes ? class_of(size) : (unsigned int)kmalloc_size_roundup(size);
 
-	if (is_kmalloc_bucket(cls))
-		return kmalloc_cache(kmalloc_slab_index(cls));
+	if (is_kmalloc_bucket(cls)) {
+		struct kmem_cache *k = kmalloc_cache(kmalloc_slab_index(cls));
+		if (!k || objects_16_aligned(k))
+			return k;
+	}
 	for (int i = 0; i < nr_own; i++)
 		if (kmem_cache_size(own_caches[i]) == cls)
 			return own_caches[i];
