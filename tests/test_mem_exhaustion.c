@@ -581,9 +581,12 @@ KTEST(allocation_during_a_reporting_pass_does_not_grow)
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /*
- * Under an address-space limit (ulimit -v) growable memory reserves a
- * quarter of it, not RAM (or the most that fits, which left the program's
- * own mmaps, and kmem's blocks beyond MAX_PAGE_ORDER, next to nothing).
+ * Under an address-space limit (ulimit -v) growable memory reserves three
+ * quarters of what is left, not RAM (the most that fits left the program's
+ * own mmaps next to nothing; a quarter of the limit starved programs that
+ * live on small blocks), and grows in sixteenths of that.  A mapping that
+ * does not fit takes back reserved space that has not come online
+ * (mm_give_back_reserve(), which malloc's own mappings call).
  * Not under the sanitizers: their shadow memory needs an unlimited space.
  */
 static void reserve_under_rlimit_as(void *arg)
@@ -592,13 +595,30 @@ static void reserve_under_rlimit_as(void *arg)
 	struct rlimit rl = { 4UL << 30, 4UL << 30 };
 	KT_ASSERT_EQ(setrlimit(RLIMIT_AS, &rl), 0);
 	KT_ASSERT_EQ(kmem_init(""), 0);
-	long spanned = kt_zoneinfo("spanned");
-	KT_EXPECT(spanned > 0 && spanned <= (long)((1UL << 30) >> PAGE_SHIFT));
-	/* The other three quarters are there for mmap. */
-	void *m = mmap(NULL, 2UL << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	long spanned = (long)mm_spanned_pages();	/* the reservation (zoneinfo's is what is online) */
+	KT_EXPECT(spanned > (long)((2UL << 30) >> PAGE_SHIFT) && spanned <= (long)((3UL << 30) >> PAGE_SHIFT));
+	/* The last quarter is there for mmap. */
+	void *m = mmap(NULL, 640UL << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	KT_EXPECT(m != MAP_FAILED);
+	/* Memory grows in steps of a sixteenth of the reservation. */
+	unsigned long online = mm_online_pages();
+	struct page *page = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER);
+	KT_ASSERT(page);
+	KT_EXPECT(mm_online_pages() > online && mm_online_pages() - online <= (unsigned long)spanned / 16 + 1);
+	/* Not more: until the reservation gives back what has not come online. */
+	void *big = mmap(NULL, 1UL << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	KT_EXPECT(big == MAP_FAILED);
+	KT_ASSERT(mm_give_back_reserve(1UL << 30));
+	KT_EXPECT((long)mm_spanned_pages() == spanned - (long)((1UL << 30) >> PAGE_SHIFT));
+	big = mmap(NULL, 1UL << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	KT_EXPECT(big != MAP_FAILED);
+	/* Never what is online: memory still grows to what is left. */
+	KT_EXPECT(!mm_give_back_reserve(((unsigned long)spanned << PAGE_SHIFT)));
+	__free_pages(page, MAX_PAGE_ORDER);
 	if (m != MAP_FAILED)
-		munmap(m, 2UL << 30);
+		munmap(m, 640UL << 20);
+	if (big != MAP_FAILED)
+		munmap(big, 1UL << 30);
 }
 
 KTEST(address_space_limit_leaves_room)

@@ -6,6 +6,7 @@
 
 #include "core/cmdline.h"
 #include "malloc/huge.h"
+#include "page_alloc/mm.h"
 #include "platform/os.h"
 
 #define HUGE_PAGE 4096UL
@@ -206,6 +207,15 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 	char *map = align == HUGE_PAGE && !zero ? (char *)reuse_retained(len) : NULL;
 	if (!map)
 		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * Under ulimit -v: room from kmem's reservation for memory not yet
+	 * online, then again.  errno is the caller's again if that works.
+	 */
+	if (map == MAP_FAILED && errno == ENOMEM && mm_give_back_reserve(map_len)) {
+		int saved = errno;
+		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		errno = saved;
+	}
 	if (map == MAP_FAILED)
 		return NULL;
 	uintptr_t addr = ((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1);
@@ -303,6 +313,8 @@ void *huge_realloc(void *p, size_t size)
 	}
 	e = lookup((uintptr_t)p);	/* a rehash moved it */
 	void *q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED && errno == ENOMEM && len > e->map_len && mm_give_back_reserve(len))
+		q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
 	if (q == MAP_FAILED) {
 		kmem_unlock(&huge_lock);
 		return NULL;

@@ -51,6 +51,9 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 		p = s ? slub_alloc(s, gfp) : __kmalloc_slow(size, gfp);
 	} else if (size <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(size, gfp);
+		/* Memory cannot grow any more (kmem.max_mem, ulimit -v): a mapping of its own. */
+		if (unlikely(!p) && !kmem_boot())
+			p = huge_alloc(size, 0, gfp & __GFP_ZERO);
 	} else {
 		if (kmem_boot())
 			return NULL;
@@ -223,9 +226,12 @@ static void *alloc_aligned(size_t align, size_t size)
 	void *p;
 
 	if (need <= KMALLOC_MAX_CACHE_SIZE) {
-		p = do_malloc(roundup_pow_of_two(need), MALLOC_GFP);
+		/* kmalloc's own power-of-two bucket: malloc's class may be a 16-aligned cache (slab_debug=Z). */
+		p = kmalloc_inline(roundup_pow_of_two(need), MALLOC_GFP);
 	} else if (need <= KMALLOC_MAX_SIZE) {
-		p = malloc_slow(need, MALLOC_GFP);
+		p = __kmalloc_slow(need, MALLOC_GFP);
+		if (!p && !kmem_boot())		/* memory cannot grow: a mapping of its own */
+			p = huge_alloc(size, align, false);
 	} else {
 		if (kmem_boot())
 			return NULL;

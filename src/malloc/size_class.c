@@ -13,7 +13,7 @@ static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
 	   "malloc size classes four per doubling (0: kmalloc's power-of-two buckets only)");
 
-#define NR_OWN_CLASSES	32
+#define NR_OWN_CLASSES	40	/* every class, when none can be a kmalloc bucket (slab_debug=Z) */
 static struct kmem_cache *own_caches[NR_OWN_CLASSES];
 static int nr_own;
 static kmem_lock_t classes_lock = KMEM_LOCK_INIT;
@@ -34,13 +34,17 @@ static bool is_kmalloc_bucket(unsigned int size)
 }
 
 /*
- * Every object of @s is 16-aligned (malloc's promise): slabs start page
- * aligned, so the first object's offset and the stride must be.  Not so
- * for kmalloc-96 and -192 once slab_debug= red-zones them (8-aligned caches).
+ * Can kmalloc's bucket @s serve a malloc class?  Every object must be
+ * 16-aligned (malloc's promise): slabs start page aligned, so the first
+ * object's offset and the stride must be, which kmalloc-96 and -192 are
+ * not once slab_debug= red-zones them (8-aligned caches).  And red zones
+ * on a naturally aligned bucket pad each object to its alignment
+ * (kmalloc-1k's slots become 3072 bytes, as in the kernel): malloc needs
+ * only 16, so it makes its own cache then.
  */
-static bool objects_16_aligned(const struct kmem_cache *s)
+static bool bucket_fits_malloc(const struct kmem_cache *s)
 {
-	return !((s->red_left_pad | s->size) & 15);
+	return !((s->red_left_pad | s->size) & 15) && !(s->flags & SLAB_RED_ZONE);
 }
 
 static struct kmem_cache *class_cache(unsigned int size)
@@ -49,7 +53,7 @@ static struct kmem_cache *class_cache(unsigned int size)
 
 	if (is_kmalloc_bucket(cls)) {
 		struct kmem_cache *k = kmalloc_cache(kmalloc_slab_index(cls));
-		if (!k || objects_16_aligned(k))
+		if (!k || bucket_fits_malloc(k))
 			return k;
 	}
 	for (int i = 0; i < nr_own; i++)

@@ -19,7 +19,8 @@ struct mem_model mm_model;
 
 static unsigned long boot_mem;			/* mem= */
 static unsigned long max_mem;			/* kmem.max_mem */
-static unsigned long mem_block = 64UL << 20;	/* kmem.mem_block */
+#define MEM_BLOCK_DEFAULT	(64UL << 20)
+static unsigned long mem_block = MEM_BLOCK_DEFAULT;	/* kmem.mem_block */
 static unsigned long mem_first = 4UL << 20;	/* kmem.mem_first, 0: mem_block */
 static bool growable;
 static kmem_lock_t hotplug_lock = KMEM_LOCK_INIT;
@@ -39,7 +40,7 @@ bool mm_growable(void)
 
 unsigned long mm_spanned_pages(void)
 {
-	return mm_model.spanned_pages;
+	return __atomic_load_n(&mm_model.spanned_pages, __ATOMIC_RELAXED);
 }
 
 static unsigned long section_round_down(unsigned long bytes)
@@ -101,7 +102,7 @@ static int __online_memory(unsigned long nr_pages)
  */
 bool mm_try_grow(unsigned int order, unsigned long *seen)
 {
-	if (!growable || mm_online_pages() >= mm_model.spanned_pages)
+	if (!growable || mm_online_pages() >= __atomic_load_n(&mm_model.spanned_pages, __ATOMIC_RELAXED))
 		return false;
 
 	unsigned long want = mem_block >> PAGE_SHIFT;
@@ -122,6 +123,32 @@ bool mm_try_grow(unsigned int order, unsigned long *seen)
 	if (!rc)
 		count_vm_events_global(MEMORY_HOTPLUG_PAGES, added);
 	return rc == 0;
+}
+
+/*
+ * Give back at least @bytes of the address space reserved for memory that
+ * has not come online, from the top, so that a mapping of the program's
+ * fits under an address-space limit (ulimit -v): malloc's blocks beyond
+ * MAX_PAGE_ORDER are mappings of their own.  Memory can grow that much
+ * less.  True if it was given back.
+ */
+bool mm_give_back_reserve(unsigned long bytes)
+{
+	unsigned long want = section_round_up(bytes) >> PAGE_SHIFT;
+	bool done = false;
+
+	if (!growable || !want)
+		return false;
+	kmem_lock(&hotplug_lock);
+	unsigned long spanned = mm_model.spanned_pages;
+	if (spanned - mm_online_pages() >= want) {
+		unsigned long end = spanned - want;
+		os_unreserve(mm_model.base + (end << PAGE_SHIFT), want << PAGE_SHIFT);
+		__atomic_store_n(&mm_model.spanned_pages, end, __ATOMIC_RELAXED);
+		done = true;
+	}
+	kmem_unlock(&hotplug_lock);
+	return done;
 }
 
 int mm_core_init(void)
@@ -156,13 +183,27 @@ int mm_core_init(void)
 		span = section_round_down(max_mem ? max_mem : os_total_ram());
 		/*
 		 * Under an address-space limit (ulimit -v) the reservation counts
-		 * whole: by default take a quarter of it, so that the program's
-		 * own mappings, its stacks and kmem's blocks beyond
-		 * MAX_PAGE_ORDER (mmap) keep the rest.
+		 * whole: by default take three quarters of what is left, so that
+		 * the program's own mappings (libraries, thread stacks) keep a
+		 * quarter; malloc's blocks that are mappings of their own take
+		 * back what has not come online yet (mm_give_back_reserve()).
+		 * (A quarter of the limit failed programs that live on small
+		 * blocks at a quarter of what glibc gives them.)
 		 */
 		unsigned long limit = os_address_space_limit();
-		if (!max_mem && limit != ULONG_MAX && span > section_round_down(limit / 4))
-			span = section_round_down(limit / 4);
+		if (!max_mem && limit != ULONG_MAX) {
+			unsigned long used = os_address_space_used();
+			unsigned long room = limit > used ? limit - used : 0;
+			if (span > section_round_down(room / 4 * 3))
+				span = section_round_down(room / 4 * 3);
+			/*
+			 * And grow in smaller steps (a sixteenth of it, by default):
+			 * what has not come online is what such blocks can take.
+			 */
+			if (mem_block == MEM_BLOCK_DEFAULT && span / 16 < mem_block)
+				mem_block = span / 16 < SECTION_BYTES ? SECTION_BYTES
+								       : section_round_down(span / 16);
+		}
 		if (span < SECTION_BYTES)
 			span = SECTION_BYTES;
 		/*

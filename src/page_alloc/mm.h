@@ -309,6 +309,7 @@ int mm_core_init(void);
 bool mm_try_grow(unsigned int order, unsigned long *seen);
 bool mm_growable(void);
 unsigned long mm_spanned_pages(void);
+bool mm_give_back_reserve(unsigned long bytes);
 
 /* Recompute watermarks and pcp high/batch (after boot, hotplug, sysctl). */
 void setup_per_zone_wmarks(void);

@@ -63,6 +63,11 @@ int os_commit(void *addr, size_t size)
 	return 0;
 }
 
+void os_unreserve(void *addr, size_t size)
+{
+	munmap(addr, size);
+}
+
 int os_release(void *addr, size_t size)
 {
 	/*
@@ -110,6 +115,22 @@ unsigned long os_address_space_limit(void)
 	if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return ULONG_MAX;
 	return (unsigned long)rl.rlim_cur;
+}
+
+/* The address space the process has mapped now (/proc/self/statm's size); 0 if unknown. */
+unsigned long os_address_space_used(void)
+{
+	char buf[128];
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoul(buf, NULL, 10) * (unsigned long)sysconf(_SC_PAGESIZE);
 }
 
 unsigned long os_page_size(void)

@@ -12,6 +12,8 @@
 
 /* Reserve @size bytes of address space aligned to @align; no memory is committed. */
 void *os_reserve(size_t size, size_t align);
+/* Give back [addr, addr+size) of a reservation: the address space, not only the memory. */
+void os_unreserve(void *addr, size_t size);
 /* @size bytes of page-aligned read/write memory, in one system call; NULL if none. */
 void *os_map(size_t size);
 /* Make [addr, addr+size) of a reservation usable (read/write). */
@@ -25,6 +27,7 @@ unsigned int os_nr_cpus(void);
 unsigned long os_total_ram(void);
 /* The address-space limit (RLIMIT_AS, ulimit -v) in bytes; ULONG_MAX if none. */
 unsigned long os_address_space_limit(void);
+unsigned long os_address_space_used(void);
 unsigned long os_page_size(void);
 int os_getpid(void);
 int os_gettid(void);
