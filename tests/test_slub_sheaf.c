@@ -436,8 +436,9 @@ static void *sharer_thread(void *arg)
 /*
  * The ramp's refills come from the node's partial slabs, not from a cpu
  * slab of the thread's own: 8 threads that each allocate 3 objects (a
- * refill of 8 each) fill one 64-object slab between them, and none holds a
- * cpu slab.  Before, each took a slab of its own: 8 slabs.
+ * refill of 8 each) fill one 64-object slab between them (two, if two of
+ * them race to make the first), and none holds a cpu slab.  Before, each
+ * took a slab of its own: 8 slabs.
  */
 KTEST(ramp_refills_share_node_slabs)
 {
@@ -454,7 +455,13 @@ KTEST(ramp_refills_share_node_slabs)
 		KT_ASSERT(pthread_create(&t[i], NULL, sharer_thread, &sh[i]) == 0);
 	}
 	pthread_barrier_wait(&held);
-	EXPECT_SYSFS("kt_sheaf_shared", "slabs", "1 N0=1\n");
+	/*
+	 * One slab, or two when two threads found no partial slab at the same
+	 * moment and each made one (the refill does not hold list_lock across
+	 * new_slab(), as the kernel does not): never a slab each.
+	 */
+	long slabs = atol(kt_slab_attr("kt_sheaf_shared", "slabs"));
+	KT_EXPECT(slabs == 1 || slabs == 2);
 	void *all[SHARERS * 3];
 	for (int i = 0; i < SHARERS; i++) {
 		KT_EXPECT(!sh[i].own_slab);
