@@ -659,8 +659,14 @@ END {
 			       "given back here, %.1f MB taken back when their slabs were allocated from " \
 			       "again; with it longlived's peak is 212 MB), each cache's barn may keep about " \
 			       "256 KiB of freed objects in full sheaves, and free pages go back to the OS " \
-			       "only by whole 2 MiB blocks (%.1f MB per run here).\n", classes, rf_ll1, rf_ll3,
-			       rk_ll1, rk_ll3, released[w], restored[w], reported[w] > dt
+			       "only by whole 2 MiB blocks (%.1f MB per run here). The peak comes when " \
+			       "phase 2 replaces phase 1's small objects: those classes shrink eightfold, " \
+			       "their slabs thin out evenly and empty only as their last objects die, " \
+			       "while the new classes need new slabs; an allocator that gives memory " \
+			       "back by whole pages keeps about 180 MB there (a page of k objects is free " \
+			       "once all k are), whatever it prefers, and glibc's heap reuses the holes " \
+			       "for the new sizes instead (docs/benchmarks.md, session 11).\n", classes,
+			       rf_ll1, rf_ll3, rk_ll1, rk_ll3, released[w], restored[w], reported[w] > dt
 	}
 	printf "\n" > dt
 
