@@ -1074,15 +1074,20 @@ static int single_fork_main(void)
 }
 
 /*
- * Under an address-space limit (ulimit -v) kmem's reservation takes three
- * quarters of what is left at boot: small blocks get far more than the
- * quarter of the limit they got before, and blocks that are mappings of
- * their own (over 4 MiB, or any size once memory cannot grow) take back
- * reserved space that has not come online.  Run fresh (--rlimit-as) with a
- * 256 MiB limit: 128 MiB in 1000-byte blocks, then 8 MiB blocks to 200 MiB
- * in all, then 1 MiB blocks, all written; glibc does about the same.
+ * Under an address-space limit (ulimit -v) kmem reserves its address space
+ * as memory comes online, not ahead: the program's own mappings and its
+ * threads' stacks have the space while the heap is small, and small blocks
+ * get far more than the quarter of the limit they got before.  Run fresh
+ * (--rlimit-as) with a 256 MiB limit: a 160 MiB mapping of the program's
+ * and 8 threads first, then 128 MiB in 1000-byte blocks, then 8 MiB blocks
+ * to 200 MiB in all, then 1 MiB blocks, all written; glibc does the same.
  */
 #define RLIMIT_AS_MB 256
+
+static void *rlimit_thread(void *arg)
+{
+	return malloc((size_t)(uintptr_t)arg);
+}
 
 static int rlimit_as_main(void)
 {
@@ -1092,6 +1097,28 @@ static int rlimit_as_main(void)
 
 	if (keep == MAP_FAILED)
 		return 2;
+	/* kmem booted, yet the program's own mappings and threads have the space (not reserved ahead). */
+	void *own = mmap(NULL, 160UL << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (own == MAP_FAILED) {
+		fprintf(stderr, "rlimit-as: the program could not map 160 MiB of its own\n");
+		return 1;
+	}
+	munmap(own, 160UL << 20);
+	pthread_t th[8];
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	/* Small stacks: glibc keeps up to 40 MiB of joined threads' stacks mapped. */
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	for (int i = 0; i < 8; i++)
+		if (pthread_create(&th[i], &attr, rlimit_thread, (void *)(uintptr_t)(100 * (i + 1)))) {
+			fprintf(stderr, "rlimit-as: thread %d could not start\n", i);
+			return 1;
+		}
+	for (int i = 0; i < 8; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		free(r);
+	}
 	for (; small < (128UL << 20); small += 1000, n++) {
 		char *p = malloc(1000);
 		if (!p) {

@@ -244,21 +244,20 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 	if (len < size || len + align < len)
 		return NULL;
 	size_t map_len = align > HUGE_PAGE ? len + align : len;
+	int saved_errno = errno;
 	/* A fresh mapping reads as zeroes; a retained one holds what was written. */
 	char *map = align == HUGE_PAGE && !zero ? (char *)reuse_retained(len) : NULL;
 	if (!map)
 		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	/*
 	 * Under ulimit -v: room from kmem's reservation for memory not yet
-	 * online, then again.  errno is the caller's again if that works.
+	 * online, then again.
 	 */
-	if (map == MAP_FAILED && errno == ENOMEM && mm_give_back_reserve(map_len)) {
-		int saved = errno;
+	if (map == MAP_FAILED && errno == ENOMEM && mm_give_back_reserve(map_len))
 		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		errno = saved;
-	}
 	if (map == MAP_FAILED)
 		return NULL;
+	errno = saved_errno;	/* a failed first try must not show on success */
 	uintptr_t addr = ((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1);
 	if (align > HUGE_PAGE) {
 		/* Keep only the aligned part. */
@@ -357,9 +356,11 @@ void *huge_realloc(void *p, size_t size)
 		kmem_unlock(&huge_lock);
 		return p;
 	}
+	int saved_errno = errno;
 	void *q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
 	if (q == MAP_FAILED && errno == ENOMEM && len > e->map_len && mm_give_back_reserve(len))
 		q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
+	errno = saved_errno;	/* on failure realloc() sets it, or copies the block */
 	if (q == MAP_FAILED) {
 		kmem_unlock(&huge_lock);
 		return NULL;

@@ -32,7 +32,8 @@
 
 static atomic_ulong foreign_frees;
 
-static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
+/* @caller: the program's call site, for SLAB_STORE_USER's tracks (kernel _RET_IP_). */
+static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsigned long caller)
 {
 	void *p;
 
@@ -48,7 +49,13 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 		 */
 		if (!s)
 			size = size < MALLOC_MIN ? MALLOC_MIN : 1UL << (64 - __builtin_clzl(size - 1));
-		p = s ? slub_alloc(s, gfp) : __kmalloc_slow(size, gfp);
+		if (s) {
+			p = slub_alloc_fast(s, gfp);
+			if (!p)
+				p = __slub_alloc_slow(s, gfp, caller);
+		} else {
+			p = __kmalloc_slow(size, gfp);
+		}
 	} else if (size <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(size, gfp);
 		/* Memory cannot grow any more (kmem.max_mem, ulimit -v): a mapping of its own. */
@@ -69,7 +76,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp)
 static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp, unsigned long caller)
 {
 	struct kmem_cache *s = malloc_class_cache(size);
-	void *p = s ? __slub_alloc_slow(s, gfp, caller) : malloc_slow(size, gfp);
+	void *p = s ? __slub_alloc_slow(s, gfp, caller) : malloc_slow(size, gfp, caller);
 
 	if (unlikely(!p))
 		errno = ENOMEM;
@@ -86,7 +93,7 @@ static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t 
 		return malloc_cache_slow(size, gfp, _RET_IP_);
 	}
 	/* malloc(0) returns a unique pointer, as glibc's does. */
-	return malloc_slow(size ? size : MALLOC_MIN, gfp);
+	return malloc_slow(size ? size : MALLOC_MIN, gfp, _RET_IP_);
 }
 
 /* @page: the struct page of @p, NULL if kmem's memory does not hold @p. */
@@ -218,7 +225,7 @@ static size_t roundup_pow_of_two(size_t n)
  * blocks: asking for max(size, align) rounded up to a power of two gives
  * the alignment for free up to 4 MiB.
  */
-static void *alloc_aligned(size_t align, size_t size)
+static __attribute__((always_inline)) inline void *alloc_aligned(size_t align, size_t size)
 {
 	if (align <= MALLOC_MIN)
 		return do_malloc(size, MALLOC_GFP);

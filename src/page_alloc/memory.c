@@ -53,6 +53,43 @@ static unsigned long section_round_up(unsigned long bytes)
 	return (bytes + SECTION_BYTES - 1) & ~(SECTION_BYTES - 1);
 }
 
+/*
+ * Lazy mode: reserve the address space of pages [start, start + nr) of
+ * memory, and of their mem_map and page map entries, right after what is
+ * reserved (whole sections: both arrays' parts are whole pages).  All or
+ * nothing.  Something else mapped there ends growth, as a full limit does.
+ */
+static unsigned long lazy_reserved;		/* pages reserved so far, lazy mode */
+
+static int extend_reservations(unsigned long start, unsigned long nr)
+{
+	if (start + nr <= lazy_reserved)
+		return 0;
+	if (start < lazy_reserved) {
+		nr -= lazy_reserved - start;
+		start = lazy_reserved;
+	}
+	char *mem = mm_model.base + (start << PAGE_SHIFT);
+	char *map = (char *)(mm_model.mem_map + start);
+	char *words = (char *)(mm_model.page_map + start);
+	size_t mem_len = nr << PAGE_SHIFT, map_len = nr * sizeof(struct page);
+	size_t words_len = nr * sizeof(uint32_t);
+
+	if (os_reserve_at(mem, mem_len))
+		return -ENOMEM;
+	if (os_reserve_at(map, map_len)) {
+		os_unreserve(mem, mem_len);
+		return -ENOMEM;
+	}
+	if (os_reserve_at(words, words_len)) {
+		os_unreserve(map, map_len);
+		os_unreserve(mem, mem_len);
+		return -ENOMEM;
+	}
+	lazy_reserved = start + nr;
+	return 0;
+}
+
 /* Caller holds hotplug_lock. */
 static int __online_memory(unsigned long nr_pages)
 {
@@ -65,6 +102,8 @@ static int __online_memory(unsigned long nr_pages)
 	if (!nr_pages)
 		return -ENOMEM;
 
+	if (mm_model.lazy && extend_reservations(start, nr_pages))
+		return -ENOMEM;
 	if (os_commit(mm_model.base + (start << PAGE_SHIFT), nr_pages << PAGE_SHIFT) ||
 	    os_commit(mm_model.mem_map + start, nr_pages * sizeof(struct page)) ||
 	    os_commit(mm_model.page_map + start, nr_pages * sizeof(uint32_t)))
@@ -117,6 +156,11 @@ bool mm_try_grow(unsigned int order, unsigned long *seen)
 	}
 	unsigned long before = mm_online_pages();
 	int rc = __online_memory(want);
+	/* Lazy mode at the limit: what still fits, down to what the allocation needs. */
+	while (rc == -ENOMEM && mm_model.lazy && want > SECTION_PAGES && want > (1UL << order)) {
+		want = section_round_up((want / 2) << PAGE_SHIFT) >> PAGE_SHIFT;
+		rc = __online_memory(want);
+	}
 	unsigned long added = mm_online_pages() - before;
 	*seen = mm_model.grow_seq;
 	kmem_unlock(&hotplug_lock);
@@ -137,7 +181,8 @@ bool mm_give_back_reserve(unsigned long bytes)
 	unsigned long want = section_round_up(bytes) >> PAGE_SHIFT;
 	bool done = false;
 
-	if (!growable || !want)
+	/* Only a reservation made ahead under an address-space limit stands in a mapping's way. */
+	if (!growable || !want || mm_model.lazy || os_address_space_limit() == ULONG_MAX)
 		return false;
 	kmem_lock(&hotplug_lock);
 	unsigned long spanned = mm_model.spanned_pages;
@@ -151,9 +196,38 @@ bool mm_give_back_reserve(unsigned long bytes)
 	return done;
 }
 
+/*
+ * Lazy mode's three regions, each at a hint far above the program's
+ * mappings and below the mmap area (47-bit user space), 4 MiB aligned and
+ * shifted by a random number of sections; only the first @initial pages'
+ * parts are reserved now.  False (nothing left reserved) if one is taken.
+ */
+static bool lazy_reserve(unsigned long pages, unsigned long initial)
+{
+	const uintptr_t region = 1UL << 44;	/* 16 TiB between the regions */
+	uintptr_t base = 0x300000000000UL + (os_now_ns() % 4096) * SECTION_BYTES;
+	char *mem = (char *)base;
+	struct page *map = (struct page *)(base + region);
+	uint32_t *words = (uint32_t *)(base + 2 * region);
+
+	if ((pages << PAGE_SHIFT) > region || !initial)
+		return false;
+	mm_model.base = mem;
+	mm_model.mem_map = map;
+	mm_model.page_map = words;
+	lazy_reserved = 0;
+	if (extend_reservations(0, initial)) {
+		mm_model.base = NULL;
+		mm_model.mem_map = NULL;
+		mm_model.page_map = NULL;
+		return false;
+	}
+	return true;
+}
+
 int mm_core_init(void)
 {
-	unsigned long span, initial;
+	unsigned long span, initial, limit = ULONG_MAX;
 
 	if (os_page_size() != PAGE_SIZE) {
 		pr_err("the system page size is %lu bytes; kmem needs %lu\n",
@@ -181,29 +255,10 @@ int mm_core_init(void)
 		growable = false;
 	} else {
 		span = section_round_down(max_mem ? max_mem : os_total_ram());
-		/*
-		 * Under an address-space limit (ulimit -v) the reservation counts
-		 * whole: by default take three quarters of what is left, so that
-		 * the program's own mappings (libraries, thread stacks) keep a
-		 * quarter; malloc's blocks that are mappings of their own take
-		 * back what has not come online yet (mm_give_back_reserve()).
-		 * (A quarter of the limit failed programs that live on small
-		 * blocks at a quarter of what glibc gives them.)
-		 */
-		unsigned long limit = os_address_space_limit();
-		if (!max_mem && limit != ULONG_MAX) {
-			unsigned long used = os_address_space_used();
-			unsigned long room = limit > used ? limit - used : 0;
-			if (span > section_round_down(room / 4 * 3))
-				span = section_round_down(room / 4 * 3);
-			/*
-			 * And grow in smaller steps (a sixteenth of it, by default):
-			 * what has not come online is what such blocks can take.
-			 */
-			if (mem_block == MEM_BLOCK_DEFAULT && span / 16 < mem_block)
-				mem_block = span / 16 < SECTION_BYTES ? SECTION_BYTES
-								       : section_round_down(span / 16);
-		}
+		/* Under an address-space limit (ulimit -v), no more than it (see below). */
+		limit = os_address_space_limit();
+		if (!max_mem && limit != ULONG_MAX && span > section_round_down(limit))
+			span = section_round_down(limit);
 		if (span < SECTION_BYTES)
 			span = SECTION_BYTES;
 		/*
@@ -221,18 +276,46 @@ int mm_core_init(void)
 		growable = true;
 	}
 
-	mm_model.base = os_reserve(span, SECTION_BYTES);
-	/* Growing memory under an address-space limit (ulimit -v): ask for less. */
-	while (!mm_model.base && growable && span > initial) {
-		span = section_round_down(span / 2);
-		if (span < initial)
-			span = initial;
-		mm_model.base = os_reserve(span, SECTION_BYTES);
-	}
 	unsigned long pages = span >> PAGE_SHIFT;
-	mm_model.mem_map = os_reserve(pages * sizeof(struct page), PAGE_SIZE);
+	/*
+	 * Under an address-space limit (ulimit -v) a reservation counts whole,
+	 * so nothing is reserved ahead: memory, mem_map and the page map each
+	 * start at an address far from the program's mappings (which the
+	 * kernel places top-down from below the stack, the heap above the
+	 * program) and grow upwards as memory comes online
+	 * (extend_reservations()).  The heap then gets what the program does
+	 * not use, as glibc's does.  (A fixed share failed one way or the
+	 * other: a quarter of the limit starved programs of small blocks,
+	 * three quarters starved their threads' stacks.)  If the addresses are
+	 * taken, reserve ahead as without a limit, a quarter of it.
+	 */
+	if (growable && !max_mem && limit != ULONG_MAX && lazy_reserve(pages, initial >> PAGE_SHIFT)) {
+		mm_model.lazy = true;
+		/*
+		 * Grow in smaller steps (a sixteenth of the limit): memory online
+		 * and free holds address space the program's own mappings (a
+		 * Python arena, a thread's stack) may need.
+		 */
+		if (mem_block == MEM_BLOCK_DEFAULT && span / 16 < mem_block)
+			mem_block = span / 16 < SECTION_BYTES ? SECTION_BYTES : section_round_down(span / 16);
+	} else {
+		if (growable && !max_mem && limit != ULONG_MAX && span > section_round_down(limit / 4))
+			span = section_round_down(limit / 4);
+		if (span < SECTION_BYTES)
+			span = SECTION_BYTES;
+		mm_model.base = os_reserve(span, SECTION_BYTES);
+		/* Under an address-space limit: ask for less. */
+		while (!mm_model.base && growable && span > initial) {
+			span = section_round_down(span / 2);
+			if (span < initial)
+				span = initial;
+			mm_model.base = os_reserve(span, SECTION_BYTES);
+		}
+		pages = span >> PAGE_SHIFT;
+		mm_model.mem_map = os_reserve(pages * sizeof(struct page), PAGE_SIZE);
+		mm_model.page_map = os_reserve(pages * sizeof(uint32_t), PAGE_SIZE);
+	}
 	mm_model.pageblock_mt = os_reserve(pages / pageblock_nr_pages + 1, PAGE_SIZE);
-	mm_model.page_map = os_reserve(pages * sizeof(uint32_t), PAGE_SIZE);
 	if (!mm_model.base || !mm_model.mem_map || !mm_model.pageblock_mt || !mm_model.page_map ||
 	    os_commit(mm_model.pageblock_mt, pages / pageblock_nr_pages + 1)) {
 		pr_err("cannot reserve %lu MiB of address space for memory\n", span >> 20);

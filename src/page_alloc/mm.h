@@ -152,6 +152,12 @@ struct mem_model {
 	 */
 	uint32_t *page_map;
 	uintptr_t page_map_bias;
+	/*
+	 * Under an address-space limit (ulimit -v) the address space of
+	 * memory, mem_map and the page map is reserved as memory comes online,
+	 * right after what is there, not all at boot (mm_core_init()).
+	 */
+	bool lazy;
 };
 
 extern struct mem_model mm_model;

@@ -48,6 +48,25 @@ void *os_reserve(size_t size, size_t align)
 	return (void *)start;
 }
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000	/* Linux 4.17 */
+#endif
+
+int os_reserve_at(void *addr, size_t size)
+{
+	void *p = mmap(addr, size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != addr) {
+		/* An older kernel took the flag as a hint and put it elsewhere. */
+		munmap(p, size);
+		return -EEXIST;
+	}
+	return 0;
+}
+
 void *os_map(size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,

@@ -12,6 +12,8 @@
 
 /* Reserve @size bytes of address space aligned to @align; no memory is committed. */
 void *os_reserve(size_t size, size_t align);
+/* Reserve exactly [addr, addr+size), only if nothing is mapped there: 0 or -errno. */
+int os_reserve_at(void *addr, size_t size);
 /* Give back [addr, addr+size) of a reservation: the address space, not only the memory. */
 void os_unreserve(void *addr, size_t size);
 /* @size bytes of page-aligned read/write memory, in one system call; NULL if none. */

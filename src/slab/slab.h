@@ -20,7 +20,7 @@
 #include "slab/slab_layout.h"
 
 #define KMEM_CACHE_NAME_MAX	64
-#define KMEM_MAX_CACHES		2048	/* per-thread slots; indices are never reused */
+#define KMEM_MAX_CACHES		2048	/* per-thread slots: caches alive at once (indices are reused) */
 
 enum slab_allocator_type { SLAB_ALLOCATOR_SLUB, SLAB_ALLOCATOR_SLAB, SLAB_ALLOCATOR_SLOB };
 extern enum slab_allocator_type slab_allocator;

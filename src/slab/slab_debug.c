@@ -120,7 +120,7 @@ slab_flags_t kmem_cache_flags(slab_flags_t flags, const char *name)
 		return flags | DEBUG_DEFAULT_FLAGS;
 	for (const char *b = slab_debug.str; b;) {
 		b = parse_block(b, &block, &caches, false);
-		if (!caches || !*caches || *caches == ';')
+		if (!caches)		/* "FZ," names an empty list: no cache, as in the kernel */
 			global = block;
 		else if (list_names(caches, name))
 			return flags | block;
