@@ -590,20 +590,6 @@ KTEST(allocation_during_a_reporting_pass_does_not_grow)
  * quarters starved thread stacks.)
  * Not under the sanitizers: their shadow memory needs an unlimited space.
  */
-static unsigned long vm_size_kb(void)
-{
-	char buf[4096];
-	FILE *f = fopen("/proc/self/status", "r");
-	unsigned long kb = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "VmSize: %lu", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
 
 static void reserve_under_rlimit_as(void *arg)
 {
@@ -612,7 +598,7 @@ static void reserve_under_rlimit_as(void *arg)
 	KT_ASSERT_EQ(setrlimit(RLIMIT_AS, &rl), 0);
 	KT_ASSERT_EQ(kmem_init(""), 0);
 	KT_EXPECT(mm_model.lazy);
-	KT_EXPECT(vm_size_kb() < 512 * 1024);		/* not gigabytes reserved ahead */
+	KT_EXPECT(kt_proc_status_kb("VmSize") < 512 * 1024);		/* not gigabytes reserved ahead */
 	/* Most of the space is there for the program's mappings... */
 	void *m = mmap(NULL, 3UL << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	KT_EXPECT(m != MAP_FAILED);

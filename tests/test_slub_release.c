@@ -333,20 +333,10 @@ static void child_off(void)
 
 /* ---- locked memory: madvise() fails ---------------------------------------- */
 
-/* VmLck of /proc/self/status in kB: 0 when nothing is locked (the sanitizers make mlockall() a no-op). */
+/* VmLck in kB: 0 when nothing is locked (the sanitizers make mlockall() a no-op). */
 static long locked_kb(void)
 {
-	char line[256];
-	long kb = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return kt_proc_status_kb("VmLck");
 }
 
 static void child_mlocked(void)

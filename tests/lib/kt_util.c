@@ -191,3 +191,21 @@ unsigned long kt_rss_bytes(void)
 	fclose(f);
 	return resident * (unsigned long)sysconf(_SC_PAGESIZE);
 }
+
+long kt_proc_status_kb(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			kb = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb;
+}

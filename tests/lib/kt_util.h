@@ -62,6 +62,8 @@ char *kt_read(const char *path, long *err);
  * buffers (so a few can be compared at once), or "ERR<errno>".
  */
 const char *kt_slab_attr(const char *cache, const char *attr);
+/* A "<key>: <n> kB" line of /proc/self/status (key "VmSize", "VmLck"...), in kB; 0 if none. */
+long kt_proc_status_kb(const char *key);
 /* kt_read() that says on stderr why it failed ("kmem_read(<path>) = <err>"). */
 char *kt_read_checked(const char *path);
 /* Value of "<name> <value>" in /proc/vmstat; -1 if absent. */
