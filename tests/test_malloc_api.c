@@ -1145,6 +1145,26 @@ static int rlimit_as_main(void)
 		}
 		p[0] = p[mid - 1] = 1;
 	}
+	/* On to the limit: every success leaves errno alone (failed growth attempts included). */
+	for (size_t size = 64 << 10;; ) {
+		errno = 0;
+		char *p = malloc(size);
+		if (!p) {
+			if (errno != ENOMEM) {
+				fprintf(stderr, "rlimit-as: malloc failed with errno %d\n", errno);
+				return 1;
+			}
+			if (size == 1000)
+				break;
+			size = 1000;
+			continue;
+		}
+		if (errno) {
+			fprintf(stderr, "rlimit-as: a successful malloc(%zu) left errno %d\n", size, errno);
+			return 1;
+		}
+		p[0] = 1;
+	}
 	return 0;
 }
 

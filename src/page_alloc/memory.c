@@ -255,10 +255,11 @@ int mm_core_init(void)
 		growable = false;
 	} else {
 		span = section_round_down(max_mem ? max_mem : os_total_ram());
-		/* Under an address-space limit (ulimit -v), no more than it (see below). */
+		/*
+		 * Under an address-space limit (ulimit -v) see below; the span
+		 * stays RAM (or kmem.max_mem): the limit may be raised later.
+		 */
 		limit = os_address_space_limit();
-		if (!max_mem && limit != ULONG_MAX && span > section_round_down(limit))
-			span = section_round_down(limit);
 		if (span < SECTION_BYTES)
 			span = SECTION_BYTES;
 		/*
@@ -289,15 +290,15 @@ int mm_core_init(void)
 	 * three quarters starved their threads' stacks.)  If the addresses are
 	 * taken, reserve ahead as without a limit, a quarter of it.
 	 */
-	if (growable && !max_mem && limit != ULONG_MAX && lazy_reserve(pages, initial >> PAGE_SHIFT)) {
+	if (growable && limit != ULONG_MAX && lazy_reserve(pages, initial >> PAGE_SHIFT)) {
 		mm_model.lazy = true;
 		/*
-		 * Grow in smaller steps (a sixteenth of the limit): memory online
-		 * and free holds address space the program's own mappings (a
-		 * Python arena, a thread's stack) may need.
+		 * Grow in smaller steps (a 64th of the limit): memory online and
+		 * free holds address space the program's own mappings (a Python
+		 * arena, a thread's stack) may need.
 		 */
-		if (mem_block == MEM_BLOCK_DEFAULT && span / 16 < mem_block)
-			mem_block = span / 16 < SECTION_BYTES ? SECTION_BYTES : section_round_down(span / 16);
+		if (mem_block == MEM_BLOCK_DEFAULT && limit / 64 < mem_block)
+			mem_block = limit / 64 < SECTION_BYTES ? SECTION_BYTES : section_round_down(limit / 64);
 	} else {
 		if (growable && !max_mem && limit != ULONG_MAX && span > section_round_down(limit / 4))
 			span = section_round_down(limit / 4);

@@ -54,11 +54,15 @@ void *os_reserve(size_t size, size_t align)
 
 int os_reserve_at(void *addr, size_t size)
 {
+	int saved = errno;	/* growth that fails here may still succeed smaller: errno is the caller's */
 	void *p = mmap(addr, size, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 
-	if (p == MAP_FAILED)
-		return -errno;
+	if (p == MAP_FAILED) {
+		int err = errno;
+		errno = saved;
+		return -err;
+	}
 	if (p != addr) {
 		/* An older kernel took the flag as a hint and put it elsewhere. */
 		munmap(p, size);
