@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * SLUB sheaves and the barn (Linux 6.18, src/slab/slub_sheaf.c; reference
- * kernel-mm.md §1.10), booted with nr_cpus=2 and slub_sheaves=1.
+ * kernel-mm.md §1.10), booted with nr_cpus=2, slub_sheaves=1 and slub_sheaf_grow_kb=0
+ * (growth is tested in a child booted with it on).
  *
  *  - A thread's first refills take 8, 16, 32 objects (fewer for objects
  *    over 512 B), from the node's partial slabs: threads that allocate a
@@ -1639,8 +1640,104 @@ static void child_fork_handler_thread(void)
 	_exit(ktest_failed_now ? 1 : 0);	/* the spinner never stops */
 }
 
+/*
+ * Sheaf growth (slub_sheaf_grow_kb, on by default; the rest of this file
+ * runs with it off, for the kernel's fixed capacities).  A thread whose
+ * bursts overflow main and spare doubles the capacity of its new sheaves
+ * every 8 barn trips, 60 -> 124 -> 252 -> 508 for 64-byte objects (each
+ * fills its pool's chunk), so a burst goes to the barn a few times instead
+ * of once every 60 objects.  A thread that never overflows keeps 60.  The
+ * barn's limit is in objects; everything still comes back at a shrink.
+ */
+#define GROW_N	3000
+
+struct grow_arg {
+	struct kmem_cache *s;
+	unsigned int cap;	/* the thread's main sheaf capacity at the end */
+	unsigned long trips;	/* BARN_PUT + BARN_GET of the thread's last rounds */
+};
+
+static void *small_thread(void *arg)
+{
+	struct grow_arg *a = arg;
+	void *p[50];
+
+	/* 50 objects: main and spare hold them, no barn trip, no growth. */
+	for (int round = 0; round < 50; round++) {
+		alloc_n(a->s, p, 50);
+		free_n(a->s, p, 50);
+	}
+	struct kmem_cache_cpu *c = my_slot(a->s);
+	a->cap = c ? c->cap : 0;
+	a->trips = c ? c->stat[BARN_PUT] + c->stat[BARN_GET] : ~0ul;
+	return NULL;
+}
+
+static void child_sheaf_growth(void)
+{
+	static void *p[GROW_N];
+
+	if (kmem_init(CMDLINE " slub_sheaves=1")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	struct kmem_cache *s = cache64("kt_sheaf_grow");
+	KT_ASSERT(s);
+	/* 64 KiB of 64-byte objects is 1024: three doublings, 508 fills the 4 KiB pool. */
+	KT_EXPECT(s->sheaf_capacity == CAP && s->sheaf_max_shift == 3);
+	EXPECT_SYSFS("kt_sheaf_grow", "sheaf_capacity", "60\n");
+
+	struct grow_arg small = { .s = s };
+	pthread_t th;
+	KT_ASSERT(pthread_create(&th, NULL, small_thread, &small) == 0);
+	KT_ASSERT(pthread_join(th, NULL) == 0);
+	KT_EXPECT(small.cap == CAP && small.trips == 0);
+	/* Its exit flushed its sheaves. */
+	unsigned long flushed = stat_of(s, SHEAF_FLUSH);
+
+	/* Bursts of 3000: 50 sheaves of 60, 47 barn trips each way the first time. */
+	unsigned long trips = 0;
+	for (int round = 0; round < 6; round++) {
+		unsigned long before = stat_of(s, BARN_PUT) + stat_of(s, BARN_GET);
+		alloc_n(s, p, GROW_N);
+		KT_EXPECT(distinct(p, GROW_N));
+		free_n(s, p, GROW_N);
+		trips = stat_of(s, BARN_PUT) + stat_of(s, BARN_GET) - before;
+		KT_EXPECT(s->barn.full_objs <= s->barn.max_full_objs);
+	}
+	struct kmem_cache_cpu *c = my_slot(s);
+	KT_ASSERT(c);
+	KT_EXPECT(c->sheaf_shift == 3 && c->cap == 508);
+	/* Now 3000 objects fill 6 sheaves of 508: a few trips a round, not 94. */
+	KT_EXPECT(trips <= 12);
+	KT_EXPECT(stat_of(s, BARN_PUT_FAIL) == 0 && stat_of(s, SHEAF_FLUSH) == flushed);
+
+	/* The barn counts objects: its full sheaves hold full_objs of them. */
+	unsigned long objs_in_barn = 0;
+	kmem_lock(&s->barn.lock);
+	for (struct slab_sheaf *f = s->barn.full; f; f = f->next)
+		objs_in_barn += f->size;
+	kmem_unlock(&s->barn.lock);
+	KT_EXPECT(objs_in_barn == s->barn.full_objs);
+
+	/* A burst bigger than the barn: it refuses, main is flushed, nothing lost. */
+	static void *q[20000];
+	alloc_n(s, q, 20000);
+	KT_EXPECT(distinct(q, 20000));
+	free_n(s, q, 20000);
+	KT_EXPECT(stat_of(s, BARN_PUT_FAIL) > 0 && stat_of(s, SHEAF_FLUSH) > flushed);
+	KT_EXPECT(s->barn.full_objs <= s->barn.max_full_objs);
+
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	EXPECT_SYSFS("kt_sheaf_grow", "slabs", "0\n");
+	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == stat_of(s, SHEAF_FREE));
+	KT_EXPECT(s->barn.full_objs == 0);
+	kmem_cache_destroy(s);
+}
+
 static const struct slab_child children[] = {
 	{ "no_sheaves", child_no_sheaves },
+	{ "sheaf_growth", child_sheaf_growth },
 	{ "fork_handler_thread", child_fork_handler_thread },
 };
 
@@ -1656,7 +1753,20 @@ KTEST(no_sheaves_when_booted_with_slub_sheaves_0)
 	KT_ASSERT_CHILD_OK(slab_run_child("no_sheaves"));
 }
 
+KTEST(fixed_capacity_when_booted_with_slub_sheaf_grow_kb_0)
+{
+	struct kmem_cache *s = cache64_bare("kt_sheaf_nogrow");
+	KT_ASSERT(s);
+	KT_EXPECT(s->sheaf_max_shift == 0 && s->barn.max_full_objs == (unsigned long)s->barn.max_full * CAP);
+	kmem_cache_destroy(s);
+}
+
+KTEST(bursts_grow_a_threads_sheaves)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("sheaf_growth"));
+}
+
 KTEST_MAIN(
 	slab_child_dispatch(children, sizeof(children) / sizeof(children[0]));
-	if (kmem_init(CMDLINE " slub_sheaves=1")) { printf("kmem_init failed\n"); return 1; }
+	if (kmem_init(CMDLINE " slub_sheaves=1 slub_sheaf_grow_kb=0")) { printf("kmem_init failed\n"); return 1; }
 )

@@ -71,6 +71,11 @@ struct node_barn {
 	unsigned int nr_full, nr_empty;
 	unsigned int max_full;			/* MAX_FULL_SHEAVES or more, see slub_barn_kb */
 	unsigned int max_empty;			/* as many as max_full */
+	/*
+	 * Full sheaves may have grown (slub_sheaf.c): the barn's limit is in
+	 * objects, max_full sheaves of the cache's sheaf_capacity.
+	 */
+	unsigned long full_objs, max_full_objs;
 };
 #define MAX_FULL_SHEAVES	10	/* the kernel's; slub_barn_kb may allow more */
 #define MAX_FULL_SHEAVES_CAP	64
@@ -97,6 +102,7 @@ struct kmem_cache {
 	unsigned int cpu_partial_slabs;		/* derived */
 	unsigned int min_free_watermark;	/* slab_thrash_ratio, in objects */
 	unsigned int sheaf_capacity;		/* objects per sheaf, 0: no sheaves */
+	unsigned char sheaf_max_shift;		/* a thread's sheaves grow up to sheaf_capacity << it */
 	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
 	bool release_on_free;			/* frees release too (slub_release_pages=2) */
 	unsigned char remote_ratio_inv;		/* 100 - remote_node_defrag_ratio (stored only) */

@@ -194,6 +194,8 @@ struct kmem_cache_cpu {
 	unsigned char from_partial;	/* the cpu slab came from a partial list */
 	unsigned char thrash;		/* recent refills that served < watermark */
 	unsigned char sheaf_refills;	/* refills of main from slabs, up to SHEAF_RAMP */
+	unsigned char sheaf_shift;	/* this thread's new sheaves hold sheaf_capacity << it (grown) */
+	unsigned char barn_trips;	/* barn trips since the last growth (slub_sheaf.c) */
 	unsigned int nr_partial;	/* slabs on partial; read by sysfs from other threads */
 	unsigned int stat[NR_SLUB_STAT_ITEMS];
 } __attribute__((aligned(64)));
