@@ -11,7 +11,8 @@
 # new/delete, containers, shared_ptr and std::thread run on both), perl, awk,
 # git, tar+gzip; kmem.stats_at_exit=1 prints /proc/slabinfo at exit; and
 # slab_debug=FZP runs python3 unchanged and reports a program's heap overrun
-# and write after free.
+# and write after free; slab_debug=U with kmem.stats_at_exit=1 names the
+# function that leaked a program's blocks (alloc_traces).
 #
 # Environment (set by ctest): KMEM_BINARY_DIR, KMEM_SOURCE_DIR, KMEM_SANITIZE.
 # Optional: KMEM_RP_ONLY="sqlite3 gcc" runs only the named checks;
@@ -659,6 +660,44 @@ if selected slab_debug; then
 			sed -n '1,12s/^/    stderr: /p' "$err"
 		else
 			ok "slab_debug [$b]: an overrun and a write after free reported as the kernel does"
+		fi
+	done
+fi
+
+# slab_debug=U kmem.stats_at_exit=1: a leak finder.  The program leaks 1000
+# blocks from one function; at exit alloc_traces names it (the program is
+# linked with -rdynamic, so its dynamic symbol table has the name).
+if selected leaks; then
+	cat >"$DATA/leaky.c" <<-'EOF'
+		#include <stdio.h>
+		#include <stdlib.h>
+		__attribute__((noinline)) char *leak_here(int i)
+		{
+			char *p = malloc(100);
+			snprintf(p, 100, "block %d", i);
+			return p;
+		}
+		int main(void)
+		{
+			for (int i = 0; i < 1000; i++)
+				leak_here(i);
+			free(malloc(100));
+			puts("done");
+			return 0;
+		}
+	EOF
+	gcc -O1 -rdynamic -w "$DATA/leaky.c" -o "$DATA/leaky" || fail "leaks: gcc could not build leaky.c"
+	for b in "${BACKENDS[@]}"; do
+		err=$T/leaky.$b.err
+		out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b slab_debug=U kmem.stats_at_exit=1" \
+			timeout "$LIMIT" "$DATA/leaky" 2>"$err")
+		if [ "$out" != done ] || ! grep -q '^==> /sys/kernel/debug/slab/.*/alloc_traces <==$' "$err" ||
+		   ! grep -qE '^   1000 leak_here\+0x[0-9a-f]+/0x[0-9a-f]+ age=[0-9/]+ pid=[0-9]+' "$err" ||
+		   grep -qE "$kmem_said" "$err"; then
+			fail "leaks [$b]: alloc_traces at exit does not name leak_here with its 1000 blocks"
+			grep -A3 'alloc_traces' "$err" | head -n 12 | sed 's/^/    stderr: /'
+		else
+			ok "leaks [$b]: slab_debug=U names the function that leaked 1000 blocks"
 		fi
 	done
 fi

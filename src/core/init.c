@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <kmem/kmemfs.h>
 
@@ -230,6 +232,25 @@ __attribute__((destructor)) static void kmem_print_stats_at_exit(void)
 		if (n < 0)
 			continue;
 		printk("==> %s <==\n", files[i]);
+		os_write_stderr(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	}
+	/*
+	 * With slab_debug=U, where the objects still allocated came from: a
+	 * leak report (caches whose alloc_traces has data only).
+	 */
+	static char names[1 << 14];
+	ssize_t len = kmem_read("/sys/kernel/debug/slab", names, sizeof(names));
+	for (char *name = names, *end; len > 0 && name < names + len && (end = strchr(name, '\n'));
+	     name = end + 1) {
+		char path[128];
+		*end = '\0';
+		if ((size_t)snprintf(path, sizeof(path), "/sys/kernel/debug/slab/%.64s/alloc_traces", name) >=
+		    sizeof(path))
+			continue;
+		ssize_t n = kmem_read(path, buf, sizeof(buf));
+		if (n <= 0 || !strcmp(buf, "No data\n"))
+			continue;
+		printk("==> %s <==\n", path);
 		os_write_stderr(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 	}
 }

@@ -55,6 +55,12 @@ struct kmem_cache_node {
 	kmem_lock_t list_lock;
 	unsigned long nr_partial;
 	struct list_head partial;
+	/*
+	 * Full slabs of a SLAB_STORE_USER cache (kernel CONFIG_SLUB_DEBUG's
+	 * n->full, kept for the same caches), so that alloc_traces sees every
+	 * allocated object; list_lock.  Empty otherwise.
+	 */
+	struct list_head full;
 	atomic_long nr_slabs;
 	atomic_long total_objects;	/* less the objects on released pages */
 	atomic_long released_pages;	/* pages of partial slabs given back to the OS */

@@ -1043,6 +1043,7 @@ int slub_cache_create(struct kmem_cache *s)
 	atomic_store_explicit(&s->nr_thread_users, 1, memory_order_relaxed);	/* the cache's own */
 	kmem_lock_init(&s->node.list_lock);
 	INIT_LIST_HEAD(&s->node.partial);
+	INIT_LIST_HEAD(&s->node.full);
 	slub_release_setup(s);
 	return 0;
 }

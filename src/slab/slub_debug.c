@@ -9,8 +9,8 @@
  * can tell a double free for certain by walking it (kernel on_freelist()).
  *
  * Slabs here are never frozen.  A slab with free objects is on the node
- * partial list, a full one on no list (the kernel's full list, kept only
- * for SLAB_STORE_USER, is not needed by validate here).
+ * partial list; a full one is on the node's full list if the cache has
+ * SLAB_STORE_USER (as in the kernel: alloc_traces walks it), else on none.
  *
  * SLAB_RED_ZONE and SLAB_POISON work as in the kernel (init_object(),
  * check_object()): red zones read 0xbb while the object is free and 0xcc
@@ -97,6 +97,24 @@ static struct slub_track *get_track(struct kmem_cache *s, void *object, enum tra
 	return (struct slub_track *)((char *)object + off) + item;
 }
 
+const struct slub_track *slub_get_track(struct kmem_cache *s, void *object, bool free_track)
+{
+	return get_track(s, object, free_track ? TRACK_FREE : TRACK_ALLOC);
+}
+
+/* The full list (kernel add_full()/remove_full()): SLAB_STORE_USER caches only; list_lock held. */
+static void add_full(struct kmem_cache *s, struct kmem_cache_node *n, struct slab *slab)
+{
+	if (s->flags & SLAB_STORE_USER)
+		list_add(&slab->slab_list, &n->full);
+}
+
+static void remove_full(struct kmem_cache *s, struct slab *slab)
+{
+	if (s->flags & SLAB_STORE_USER)
+		list_del(&slab->slab_list);
+}
+
 static void set_track(struct kmem_cache *s, void *object, enum track_item item, unsigned long addr)
 {
 	if (!(s->flags & SLAB_STORE_USER))
@@ -114,7 +132,7 @@ static void set_track(struct kmem_cache *s, void *object, enum track_item item, 
  * (no lock, no allocation: this runs under list_lock).  The offset is what
  * addr2line -e <object> takes.
  */
-static const char *caller_name(unsigned long addr, char *buf, size_t size)
+const char *slub_caller_name(unsigned long addr, char *buf, size_t size)
 {
 	const struct link_map *best = NULL;
 
@@ -144,7 +162,7 @@ static void print_tracking(struct kmem_cache *s, void *object)
 		char name[128];
 		if (t->addr)
 			printk("INFO: %s in %p (%s) age=%llums cpu=%d pid=%d\n", what[i], (void *)t->addr,
-			       caller_name(t->addr, name, sizeof(name)),
+			       slub_caller_name(t->addr, name, sizeof(name)),
 			       (unsigned long long)(now - t->when) / 1000000, t->cpu, t->pid);
 		else
 			printk("INFO: %s by a bulk call or a flush age=%llums cpu=%d pid=%d\n", what[i],
@@ -281,33 +299,40 @@ static bool check_object(struct kmem_cache *s, struct slab *slab, void *object, 
 	return ok;
 }
 
+unsigned int slab_free_map(struct kmem_cache *s, struct slab *slab, unsigned long *map)
+{
+	uint64_t st = slab_state(slab);
+	char *base = (char *)slab->obj_base;
+	unsigned int objects = ss_objects(st), left = objects - ss_inuse(st);
+
+	if (objects > SLAB_MAP_BITS)
+		return 0;
+	memset(map, 0, SLAB_MAP_BITS / 8);
+	for (char *f = ss_freelist(slab, st); f && left; left--, f = get_freepointer(s, f)) {
+		if (!slab_obj_valid(s, slab, f))
+			return 0;
+		unsigned int i = (unsigned int)((f - base) / s->size);
+		map[i / (8 * sizeof(long))] |= 1UL << (i % (8 * sizeof(long)));
+	}
+	return objects;
+}
+
 /*
  * Check every object of @slab (list_lock held): the free ones as free, the
  * others as allocated (kernel validate_slab()); returns the bad ones.
  */
 long validate_slab_objects(struct kmem_cache *s, struct slab *slab)
 {
-	enum { MAP_BITS = 4096 };
-	unsigned long map[MAP_BITS / (8 * sizeof(unsigned long))] = { 0 };
-	uint64_t st = slab_state(slab);
+	unsigned long map[SLAB_MAP_BITS / (8 * sizeof(unsigned long))];
 	char *base = (char *)slab->obj_base;
-	unsigned int objects = ss_objects(st), left = objects - ss_inuse(st);
 	long bad = 0;
 
-	if (!slab_debug_checks(s) || objects > MAP_BITS)
-		return 0;
-	for (char *f = ss_freelist(slab, st); f && left; left--, f = get_freepointer(s, f)) {
-		if (!slab_obj_valid(s, slab, f))
-			return 0;	/* validate reported and fixed the chain */
-		unsigned int i = (unsigned int)((f - base) / s->size);
-		map[i / (8 * sizeof(long))] |= 1UL << (i % (8 * sizeof(long)));
-	}
-	for (unsigned int i = 0; i < objects; i++) {
-		bool free = map[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long))));
+	/* No map for a corrupt chain: validate reported and fixed it. */
+	unsigned int objects = slab_debug_checks(s) ? slab_free_map(s, slab, map) : 0;
+	for (unsigned int i = 0; i < objects; i++)
 		if (!check_object(s, slab, base + (size_t)i * s->size,
-				  free ? SLUB_RED_INACTIVE : SLUB_RED_ACTIVE))
+				  slab_map_test(map, i) ? SLUB_RED_INACTIVE : SLUB_RED_ACTIVE))
 			bad++;
-	}
 	return bad;
 }
 
@@ -352,8 +377,12 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, un
 			slab_mark_all_used(slab);
 			obj = NULL;
 		}
-		if (!ss_freelist(slab, slab_state(slab)))
+		if (!ss_freelist(slab, slab_state(slab))) {
 			remove_partial(n, slab);
+			/* A slab given up on is on no list: its objects cannot be trusted. */
+			if (obj)
+				add_full(s, n, slab);
+		}
 		if (!obj)
 			continue;
 		if (slab_debug_checks(s)) {
@@ -385,6 +414,8 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, un
 			      memory_order_release);
 	if (freelist)
 		add_partial(n, slab, false);
+	else
+		add_full(s, n, slab);
 	trace(s, slab, obj, true);
 	kmem_unlock(&n->list_lock);
 	return obj;
@@ -438,6 +469,9 @@ void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct kmem_c
 	set_freepointer(s, x, prior);
 	atomic_store_explicit(&slab->state, ss_make(slab, x, inuse, ss_objects(st), false),
 			      memory_order_release);
+	/* It was full: off the full list; file_freed_slab() files or discards it. */
+	if (!prior)
+		remove_full(s, slab);
 	file_freed_slab(s, slab, prior, inuse, c);
 }
 

@@ -192,6 +192,16 @@ long slub_validate(struct kmem_cache *s)
 		if (fix)	/* red zones and poison of every object (slub_debug.c) */
 			errors += validate_slab_objects(s, slab);
 	}
+	/* SLAB_STORE_USER caches keep their full slabs listed (kernel validate_slab_node()). */
+	list_for_each_entry(slab, &n->full, slab_list) {
+		uint64_t st = slab_state(slab);
+		if (ss_freelist(slab, st) || ss_inuse(st) != ss_objects(st)) {
+			kmem_report("BUG %s (Not tainted): Slab on the full list has free objects (inuse %u of %u)\n",
+				    s->name, ss_inuse(st), ss_objects(st));
+			errors++;
+		}
+		errors += validate_slab_objects(s, slab);
+	}
 	kmem_unlock(&n->list_lock);
 	return errors;
 }

@@ -91,6 +91,21 @@ void slab_mark_all_used(struct slab *slab);
 unsigned long list_slab_objects(struct kmem_cache *s, unsigned int max);
 bool slab_debug_checks(const struct kmem_cache *s);
 long validate_slab_objects(struct kmem_cache *s, struct slab *slab);
+/*
+ * A bitmap of @slab's free objects (list_lock held, slab not frozen), by
+ * walking its freelist; returns the slab's objects, 0 (and no map) if it has
+ * more than SLAB_MAP_BITS or its freelist holds a pointer that is not one.
+ */
+#define SLAB_MAP_BITS	4096
+unsigned int slab_free_map(struct kmem_cache *s, struct slab *slab, unsigned long *map);
+static inline bool slab_map_test(const unsigned long *map, unsigned int i)
+{
+	return map[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long))));
+}
+/* SLAB_STORE_USER: @object's allocation or free track (slub_traces.c reads them). */
+const struct slub_track *slub_get_track(struct kmem_cache *s, void *object, bool free_track);
+/* "<object>+0x<offset>" for a code address, no lock and no allocation (reports). */
+const char *slub_caller_name(unsigned long addr, char *buf, size_t size);
 void free_single_chain(struct kmem_cache *s, struct slab *slab, void *head, unsigned int cnt,
 		       struct kmem_cache_cpu *c);
 /* Fill a new slab: ctor and free pointers; returns its first object (the freelist). */
