@@ -10,7 +10,7 @@
 # build and run a program), g++ (build under kmem; a C++ program with
 # new/delete, containers, shared_ptr and std::thread run on both), perl, awk,
 # git, tar+gzip; kmem.stats_at_exit=1 prints /proc/slabinfo at exit; and
-# slab_debug=FZP runs python3 unchanged and reports a program's heap overrun
+# slab_debug=FZPU runs python3 unchanged and reports a program's heap overruns
 # and write after free; slab_debug=U with kmem.stats_at_exit=1 names the
 # function that leaked a program's blocks (alloc_traces).
 #
@@ -613,9 +613,11 @@ if selected stats_at_exit; then
 	done
 fi
 
-# slab_debug=FZP: red zones, poison and consistency checks on every cache,
-# malloc's included.  A real program runs unchanged (same output as on
-# glibc, no report); a program that overruns a block and writes after a free
+# slab_debug=FZPU: red zones, poison, consistency checks and user tracking
+# on every cache, malloc's included (with U, a block's bytes past its
+# request are red zone too: the kernel's kmalloc red zone).  A real program
+# runs unchanged (same output as on glibc, no report); a program that
+# overruns a block (its slot, or only its request) and writes after a free
 # gets the kernel's reports.
 if selected slab_debug; then
 	cat >"$DATA/heapbug.c" <<-'EOF'
@@ -629,6 +631,9 @@ if selected slab_debug; then
 			size_t n = malloc_usable_size(p);
 			memset(p, 1, n + 1);		/* one byte past the end */
 			free(p);
+			char *k = malloc(100);
+			k[100] = 1;			/* past the request, inside the slot */
+			free(k);
 			char *q = malloc(200);
 			free(q);
 			q[7] = 0x41;			/* after free */
@@ -641,25 +646,26 @@ if selected slab_debug; then
 	gcc -O0 -w "$DATA/heapbug.c" -o "$DATA/heapbug" || fail "slab_debug: gcc could not build heapbug.c"
 	run_check python3 glibc.debug
 	for b in "${BACKENDS[@]}"; do
-		run_check python3 "$b.debug" LD_PRELOAD="$SO" KMEM_CMDLINE="slab=$b slab_debug=FZP"
+		run_check python3 "$b.debug" LD_PRELOAD="$SO" KMEM_CMDLINE="slab=$b slab_debug=FZPU"
 		got=$T/run/python3.$b.debug
 		if [ "$(cat "$got/rc")" != 0 ] || ! cmp -s "$T/run/python3.glibc.debug/out" "$got/out" ||
 		   grep -qE "$kmem_said" "$got/err"; then
-			fail "slab_debug [$b]: python3 under slab_debug=FZP does not run as on glibc"
+			fail "slab_debug [$b]: python3 under slab_debug=FZPU does not run as on glibc"
 			report_failure "$got"
 		else
-			ok "slab_debug [$b]: python3 under slab_debug=FZP, same output, no report"
+			ok "slab_debug [$b]: python3 under slab_debug=FZPU, same output, no report"
 		fi
 		err=$T/heapbug.$b.err
-		out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b slab_debug=FZP" timeout "$LIMIT" "$DATA/heapbug" 2>"$err")
+		out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b slab_debug=FZPU" timeout "$LIMIT" "$DATA/heapbug" 2>"$err")
 		if [ "$out" != done ] || ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): Right Redzone overwritten' "$err" ||
+		   ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): kmalloc Redzone overwritten' "$err" ||
 		   ! grep -q 'Object at 0x[0-9a-f]* not freed' "$err" ||
 		   ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): Poison overwritten' "$err" ||
 		   ! grep -q 'First byte 0x41 instead of 0x6b' "$err"; then
-			fail "slab_debug [$b]: heapbug's overrun and write after free were not both reported"
+			fail "slab_debug [$b]: heapbug's overruns and write after free were not all reported"
 			sed -n '1,12s/^/    stderr: /p' "$err"
 		else
-			ok "slab_debug [$b]: an overrun and a write after free reported as the kernel does"
+			ok "slab_debug [$b]: overruns (of the slot, of the request) and a write after free reported as the kernel does"
 		fi
 	done
 fi

@@ -597,6 +597,66 @@ KTEST(slab_debug_boot_param)
 	KT_ASSERT_CHILD_OK(slab_run_child("slab_debug"));
 }
 
+static bool bytes_are(const unsigned char *p, size_t from, size_t to, unsigned char val)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i] != val)
+			return false;
+	return true;
+}
+
+/*
+ * slab_debug=FZPU: kmalloc caches keep each object's requested size, the
+ * bytes past it are red zone ("kmalloc Redzone", 0xcc), an allocated
+ * object is poisoned up to its size (0x6b ... 0xa5); ksize() hands the
+ * whole slot over; krealloc() in place moves the red zone (kernel
+ * slub_debug_orig_size(), __do_krealloc()).
+ */
+static void child_kmalloc_redzone(void)
+{
+	KT_ASSERT_EQ(slab_test_boot("mem=32M slab_debug=FZPU"), 0);
+	unsigned long reports = kmem_report_count();
+
+	unsigned char *p = kmalloc(100, GFP);
+	KT_ASSERT(p);
+	KT_EXPECT(bytes_are(p, 0, 99, 0x6b) && p[99] == 0xa5 && bytes_are(p, 100, 128, 0xcc));
+	p[100] = 1;
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	kfree(p);
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(kmem_report_count() == reports + 1);
+	KT_EXPECT(strstr(out, "BUG kmalloc-128 (Not tainted): kmalloc Redzone overwritten"));
+	KT_EXPECT(strstr(out, "First byte 0x1 instead of 0xcc"));
+	KT_EXPECT(strstr(out, "not freed"));
+	free(out);
+
+	/* ksize(): the caller may use the whole slot. */
+	unsigned char *q = kmalloc(100, GFP);
+	KT_ASSERT(q);
+	KT_EXPECT(ksize(q) == 128);
+	memset(q, 7, 128);
+	kfree(q);
+
+	/* kzalloc, then krealloc in place: zeroes where asked, the red zone follows the size. */
+	unsigned char *r = kzalloc(100, GFP);
+	KT_ASSERT(r);
+	KT_EXPECT(bytes_are(r, 0, 100, 0) && bytes_are(r, 100, 128, 0xcc));
+	KT_EXPECT(krealloc(r, 120, GFP | __GFP_ZERO) == r);
+	KT_EXPECT(bytes_are(r, 0, 120, 0) && bytes_are(r, 120, 128, 0xcc));
+	memset(r, 8, 120);
+	KT_EXPECT(krealloc(r, 40, GFP) == r);
+	KT_EXPECT(bytes_are(r, 0, 40, 8) && bytes_are(r, 40, 128, 0xcc));
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kmalloc-128/validate", "1") == 0);
+	kfree(r);
+	KT_EXPECT(kmem_report_count() == reports + 1);
+}
+
+KTEST(kmalloc_red_zone_past_the_requested_size)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("kmalloc_redzone"));
+}
+
 /* ---- create/destroy cycles ------------------------------------------- */
 
 /*
@@ -726,6 +786,7 @@ KTEST(slab_nomerge_boot_param)
 static const struct slab_child children[] = {
 	{ "nomerge", child_nomerge },
 	{ "slab_debug", child_slab_debug },
+	{ "kmalloc_redzone", child_kmalloc_redzone },
 };
 
 KTEST_MAIN(

@@ -52,7 +52,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 		if (s) {
 			p = slub_alloc_fast(s, gfp);
 			if (!p)
-				p = __slub_alloc_slow(s, gfp, caller);
+				p = __slub_alloc_slow(s, gfp, caller, (unsigned int)size);
 		} else {
 			p = __kmalloc_slow(size, gfp);
 		}
@@ -76,7 +76,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp, unsigned long caller)
 {
 	struct kmem_cache *s = malloc_class_cache(size);
-	void *p = s ? __slub_alloc_slow(s, gfp, caller) : malloc_slow(size, gfp, caller);
+	void *p = s ? __slub_alloc_slow(s, gfp, caller, (unsigned int)size) : malloc_slow(size, gfp, caller);
 
 	if (unlikely(!p))
 		errno = ENOMEM;
@@ -155,7 +155,11 @@ static size_t usable_size(const void *p)
 
 MALLOC_API size_t malloc_usable_size(void *p)
 {
-	return p ? usable_size(p) : 0;
+	if (!p)
+		return 0;
+	/* The program may use all of it now (slab_debug=UZ: no kmalloc red zone for it). */
+	kmalloc_resize_in_place(p, 0, false);
+	return usable_size(p);
 }
 
 MALLOC_API void *realloc(void *p, size_t size)
@@ -171,8 +175,10 @@ MALLOC_API void *realloc(void *p, size_t size)
 	size_t old = usable_size(p);
 	if (old) {
 		/* In place when it fits and would not waste more than half. */
-		if (size <= old && (size > old / 2 || old <= MALLOC_MIN))
+		if (size <= old && (size > old / 2 || old <= MALLOC_MIN)) {
+			kmalloc_resize_in_place(p, size, false);
 			return p;
+		}
 		if (old > KMALLOC_MAX_SIZE && size > KMALLOC_MAX_SIZE) {
 			void *q = huge_realloc(p, size);
 			if (q)

@@ -63,8 +63,12 @@ static struct kmem_cache *class_cache(unsigned int size)
 		return NULL;
 	char name[32];
 	snprintf(name, sizeof(name), "malloc-%u", cls);
-	/* 16-aligned like every malloc block; no merging, so slabinfo names it. */
-	struct kmem_cache *s = kmem_cache_create(name, cls, 16, SLAB_NO_MERGE, NULL);
+	/*
+	 * 16-aligned like every malloc block; no merging, so slabinfo names it;
+	 * a kmalloc cache, so that slab_debug=UZ red-zones what a block has
+	 * beyond its request, as on kmalloc's own.
+	 */
+	struct kmem_cache *s = kmem_cache_create(name, cls, 16, SLAB_NO_MERGE | SLAB_KMALLOC, NULL);
 	if (s)
 		own_caches[nr_own++] = s;
 	return s;

@@ -76,7 +76,7 @@ void *__kmalloc_slow(size_t size, gfp_t gfp)
 	if (kmem_boot())
 		return NULL;
 	if (size <= KMALLOC_MAX_CACHE_SIZE)
-		return slub_alloc(kmalloc_caches[kmalloc_slab_index(size)], gfp);
+		return slub_alloc_size(kmalloc_caches[kmalloc_slab_index(size)], gfp, size);
 	return kmalloc_large(size, gfp);
 }
 
@@ -126,6 +126,18 @@ KMEM_API void kfree_bulk(size_t size, void **p)
 	kmem_cache_free_bulk(NULL, size, p);
 }
 
+void kmalloc_resize_in_place(const void *p, size_t size, bool zero)
+{
+	struct page *head = virt_to_head_page_checked(p);
+
+	if (head && PageSlab(head)) {
+		struct kmem_cache *s = page_slab(head)->slab_cache;
+		/* Only SLAB_STORE_USER caches keep the size asked for. */
+		if (unlikely(s->flags & SLAB_STORE_USER))
+			slub_resize_object(s, (void *)p, size ? size : s->object_size, zero);
+	}
+}
+
 size_t kmalloc_usable_size(const void *p)
 {
 	struct page *head = virt_to_head_page_checked(p);
@@ -149,8 +161,11 @@ KMEM_API size_t ksize(const void *p)
 	if (ZERO_OR_NULL_PTR(p))
 		return 0;
 	struct page *head = virt_to_head_page_checked(p);
-	if (head && PageSlab(head))
+	if (head && PageSlab(head)) {
+		/* The caller may use it all now: no kmalloc red zone (kernel skip_orig_size_check()). */
+		kmalloc_resize_in_place(p, 0, false);
 		return slub_ksize(page_slab(head)->slab_cache);
+	}
 	if (head && PageLargeKmalloc(head))
 		return PAGE_SIZE << compound_order(head);
 	slab_report_bad_free("ksize", p, "not allocated by kmalloc");
@@ -166,13 +181,16 @@ KMEM_API void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 	if (ZERO_OR_NULL_PTR(p))
 		return kmalloc(new_size, gfp);
 
-	size_t ks = ksize(p);
-	if (!ks)
-		return NULL;	/* bad pointer, reported by ksize() */
+	size_t ks = kmalloc_usable_size(p);
+	if (!ks) {
+		ksize(p);	/* not kmalloc's: reported there */
+		return NULL;
+	}
 	if (new_size <= ks) {
 		/* Fits: stay in place; zero the tail so growing back in place reads zeroes. */
 		if (gfp & __GFP_ZERO)
 			memset((char *)p + new_size, 0, ks - new_size);
+		kmalloc_resize_in_place(p, new_size, gfp & __GFP_ZERO);
 		return (void *)p;
 	}
 	void *ret = kmalloc(new_size, gfp);

@@ -21,7 +21,7 @@ static __attribute__((always_inline)) inline void *kmalloc_inline(size_t size, g
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
 		struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(size)];
 		if (likely(s))
-			return slub_alloc(s, gfp);
+			return slub_alloc_size(s, gfp, size);
 	}
 	return __kmalloc_slow(size, gfp);
 }
@@ -52,6 +52,11 @@ static __attribute__((always_inline)) inline void kfree_inline(const void *p, co
 
 /* Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it. */
 size_t kmalloc_usable_size(const void *p);
+/*
+ * @p (kmalloc'ed or malloc'ed) now holds @size bytes, in place (0: the
+ * caller may use the whole slot): its kmalloc red zone, if kept, follows.
+ */
+void kmalloc_resize_in_place(const void *p, size_t size, bool zero);
 bool is_large_kmalloc(const void *p);
 
 #endif /* KMEM_KMALLOC_H */

@@ -522,7 +522,7 @@ void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c)
 	void *freelist;
 
 	if (unlikely(kmem_cache_debug(s)))
-		return alloc_single(s, gfp, c, 0);
+		return alloc_single(s, gfp, c, 0, 0);
 	if (slab) {
 		/*
 		 * Our lockless freelist ran dry: take what others freed
@@ -680,7 +680,7 @@ static void *slab_alloc_unowned(struct kmem_cache *s, gfp_t gfp)
 	return obj;
 }
 
-void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller)
+void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size)
 {
 	if (unlikely(kmem_boot()))
 		return NULL;
@@ -707,12 +707,17 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller)
 	} else if (s->sheaf_capacity && (obj = sheaf_alloc_slow(s, c, gfp | __GFP_NOWARN))) {
 		/* Counted by the sheaf layer. */
 	} else {
-		obj = unlikely(kmem_cache_debug(s)) ? alloc_single(s, gfp, c, caller) : ___slab_alloc(s, gfp, c);
+		obj = unlikely(kmem_cache_debug(s)) ? alloc_single(s, gfp, c, caller, orig_size)
+						    : ___slab_alloc(s, gfp, c);
 		if (obj)
 			stat_inc(c, ALLOC_SLOWPATH);
 	}
-	if (obj && (gfp & __GFP_ZERO))
-		memset(obj, 0, s->object_size);
+	if (obj && (gfp & __GFP_ZERO)) {
+		/* A kmalloc red zone past the size asked for stays red zone (kernel: zero_size). */
+		unsigned int zero = kmem_cache_debug(s) && (s->flags & SLAB_RED_ZONE) && orig_size &&
+				    orig_size < s->object_size ? orig_size : s->object_size;
+		memset(obj, 0, zero);
+	}
 	return obj;
 }
 

@@ -315,7 +315,15 @@ static inline void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum s
  * @caller: the return address of the API function the program called
  * (kernel _RET_IP_), recorded in SLAB_STORE_USER caches' tracks.
  */
-void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller);
+/* @orig_size: the size the caller asked for (a kmalloc), 0 for the whole object. */
+void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size);
+/*
+ * A kmalloc object resized in place (krealloc, realloc; @zero: the grown
+ * part zeroed), or to be used whole (ksize, malloc_usable_size: @size =
+ * object_size, the kernel's skip_orig_size_check()): its kmalloc red zone
+ * follows, if its cache keeps one (slab_debug=UZ).
+ */
+void slub_resize_object(struct kmem_cache *s, void *object, size_t size, bool zero);
 void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned long caller);
 
 /* The caller of the function the fast path is inlined into (kernel _RET_IP_). */
@@ -454,7 +462,16 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
 {
 	void *object = slub_alloc_fast(s, gfp);
 
-	return likely(object) ? object : __slub_alloc_slow(s, gfp, _RET_IP_);
+	return likely(object) ? object : __slub_alloc_slow(s, gfp, _RET_IP_, 0);
+}
+
+/* slub_alloc() of a kmalloc of @size bytes: the size is kept for the kmalloc red zone. */
+static __attribute__((always_inline)) inline void *slub_alloc_size(struct kmem_cache *s, gfp_t gfp,
+								   size_t size)
+{
+	void *object = slub_alloc_fast(s, gfp);
+
+	return likely(object) ? object : __slub_alloc_slow(s, gfp, _RET_IP_, (unsigned int)size);
 }
 
 /*

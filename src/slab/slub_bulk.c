@@ -113,7 +113,7 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 
 	if (unlikely(!c)) {
 		for (i = 0; i < size; i++)
-			if (!(p[i] = __slub_alloc_slow(s, gfp, _RET_IP_)))
+			if (!(p[i] = __slub_alloc_slow(s, gfp, _RET_IP_, 0)))
 				goto error;
 		return (int)size;
 	}
@@ -122,7 +122,7 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 	if (unlikely(i < size) && unlikely(kmem_cache_debug(s))) {
 		/* No sheaves: each object through alloc_single(), which sets it up and checks it. */
 		for (; i < size; i++)
-			if (!(p[i] = __slub_alloc_slow(s, gfp, _RET_IP_)))
+			if (!(p[i] = __slub_alloc_slow(s, gfp, _RET_IP_, 0)))
 				goto error;
 		return (int)size;
 	}

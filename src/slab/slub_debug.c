@@ -170,19 +170,74 @@ static void print_tracking(struct kmem_cache *s, void *object)
 	}
 }
 
-/* Kernel init_object(): red zones to @val; a free object's bytes poisoned. */
+/* ---- the kmalloc red zone ------------------------------------------------ */
+
+/*
+ * Kernel slub_debug_orig_size(): a kmalloc cache (malloc's classes count as
+ * kmalloc caches) with SLAB_STORE_USER keeps each object's requested size
+ * after its tracks, and with SLAB_RED_ZONE the bytes from there to the end
+ * of the slot are red zone too ("kmalloc Redzone"): malloc(100) from a
+ * 112-byte class is caught writing byte 100, not only byte 112.
+ */
+static bool orig_size_tracked(const struct kmem_cache *s)
+{
+	return (s->flags & (SLAB_STORE_USER | SLAB_KMALLOC)) == (SLAB_STORE_USER | SLAB_KMALLOC);
+}
+
+static unsigned int *orig_size_word(struct kmem_cache *s, void *object)
+{
+	return (unsigned int *)(get_track(s, object, TRACK_ALLOC) + 2);
+}
+
+static unsigned int get_orig_size(struct kmem_cache *s, void *object)
+{
+	unsigned int n = orig_size_tracked(s) ? *orig_size_word(s, object) : s->object_size;
+
+	/* A slot never allocated reads 0; a corrupt word must not send checks past the object. */
+	return n && n <= s->object_size ? n : s->object_size;
+}
+
+static void set_orig_size(struct kmem_cache *s, void *object, unsigned int size)
+{
+	if (orig_size_tracked(s))
+		*orig_size_word(s, object) = size && size <= s->object_size ? size : s->object_size;
+}
+
+void slub_resize_object(struct kmem_cache *s, void *object, size_t size, bool zero)
+{
+	if (!orig_size_tracked(s) || !size || size > s->object_size)
+		return;
+	/* Kernel __do_krealloc(): grown, the new bytes zeroed if asked (they were red zone)... */
+	unsigned int orig = get_orig_size(s, object);
+	if (zero && size > orig)
+		memset((char *)object + orig, 0, size - orig);
+	/* ... shrunk, the bytes past the new size red zone again. */
+	if ((s->flags & SLAB_RED_ZONE) && size < s->object_size)
+		memset((char *)object + size, SLUB_RED_ACTIVE, s->object_size - size);
+	set_orig_size(s, object, (unsigned int)size);
+}
+
+/*
+ * Kernel init_object(): red zones to @val; the object's bytes poisoned,
+ * allocated or free (up to the requested size of an allocated kmalloc
+ * object, whose rest is red zone).
+ */
 static void init_object(struct kmem_cache *s, void *object, uint8_t val)
 {
 	uint8_t *p = object;
+	unsigned int poison_size = s->object_size;
 
 	if (s->flags & SLAB_RED_ZONE) {
 		memset(p - s->red_left_pad, val, s->red_left_pad);
-		memset(p + s->object_size, val, s->inuse - s->object_size);
+		if (val == SLUB_RED_ACTIVE)
+			poison_size = get_orig_size(s, object);
 	}
-	if (val == SLUB_RED_INACTIVE && object_poison(s)) {
-		memset(p, POISON_FREE, s->object_size - 1);
-		p[s->object_size - 1] = POISON_END;
+	if (object_poison(s)) {
+		memset(p, POISON_FREE, poison_size - 1);
+		p[poison_size - 1] = POISON_END;
 	}
+	if (s->flags & SLAB_RED_ZONE)
+		memset(p + poison_size, val, s->inuse - poison_size);
 }
 
 /* A new slab: every object free, the padding marked (kernel setup_slab_debug()). */
@@ -286,6 +341,10 @@ static bool check_object(struct kmem_cache *s, struct slab *slab, void *object, 
 					     s->red_left_pad);
 		ok &= check_bytes_and_report(s, slab, p, "Right Redzone", p + s->object_size, val,
 					     s->inuse - s->object_size);
+		unsigned int orig = val == SLUB_RED_ACTIVE ? get_orig_size(s, object) : s->object_size;
+		if (orig < s->object_size)
+			ok &= check_bytes_and_report(s, slab, p, "kmalloc Redzone", p + orig, val,
+						     s->object_size - orig);
 	}
 	if (s->flags & SLAB_POISON) {
 		if (val == SLUB_RED_INACTIVE && object_poison(s)) {
@@ -361,7 +420,8 @@ static void *take_one(struct kmem_cache *s, struct slab *slab)
 	return obj;
 }
 
-void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, unsigned long caller)
+void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, unsigned long caller,
+		   unsigned int orig_size)
 {
 	struct kmem_cache_node *n = &s->node;
 	struct slab *slab;
@@ -386,6 +446,7 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, un
 		if (!obj)
 			continue;
 		if (slab_debug_checks(s)) {
+			set_orig_size(s, obj, orig_size);
 			init_object(s, obj, SLUB_RED_ACTIVE);
 			set_track(s, obj, TRACK_ALLOC, caller);
 		}
@@ -405,6 +466,7 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, un
 	freelist = get_freepointer(s, obj);
 	if (slab_debug_checks(s)) {
 		setup_slab_debug(s, slab);
+		set_orig_size(s, obj, orig_size);
 		init_object(s, obj, SLUB_RED_ACTIVE);
 		set_track(s, obj, TRACK_ALLOC, caller);
 	}

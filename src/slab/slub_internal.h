@@ -84,7 +84,9 @@ static inline bool kmem_cache_debug(const struct kmem_cache *s)
 	return !slub_has_cpu_partial(s->flags);
 }
 
-void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, unsigned long caller);
+/* @orig_size: the size asked for (kmalloc red zone), 0 for the whole object. */
+void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, unsigned long caller,
+		   unsigned int orig_size);
 void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct kmem_cache_cpu *c,
 		 unsigned long caller);
 void slab_mark_all_used(struct slab *slab);
