@@ -1673,6 +1673,28 @@ static void *small_thread(void *arg)
 	return NULL;
 }
 
+/* An occasional burst between ordinary rounds: no growth. */
+static void *sporadic_thread(void *arg)
+{
+	struct grow_arg *a = arg;
+	void *p[150];
+
+	for (int i = 0; i < 40; i++) {
+		/* 150: more than main and spare hold, so a barn trip or two... */
+		alloc_n(a->s, p, 150);
+		free_n(a->s, p, 150);
+		/* ... then rounds that main and spare take by turns. */
+		for (int k = 0; k < 3; k++) {
+			alloc_n(a->s, p, 70);
+			free_n(a->s, p, 70);
+		}
+	}
+	struct kmem_cache_cpu *c = my_slot(a->s);
+	a->cap = c ? c->cap : 0;
+	a->trips = c ? c->stat[BARN_PUT] + c->stat[BARN_GET] : 0;
+	return NULL;
+}
+
 static void child_sheaf_growth(void)
 {
 	static void *p[GROW_N];
@@ -1692,6 +1714,10 @@ static void child_sheaf_growth(void)
 	KT_ASSERT(pthread_create(&th, NULL, small_thread, &small) == 0);
 	KT_ASSERT(pthread_join(th, NULL) == 0);
 	KT_EXPECT(small.cap == CAP && small.trips == 0);
+	struct grow_arg sporadic = { .s = s };
+	KT_ASSERT(pthread_create(&th, NULL, sporadic_thread, &sporadic) == 0);
+	KT_ASSERT(pthread_join(th, NULL) == 0);
+	KT_EXPECT(sporadic.trips >= 40 && sporadic.cap == CAP);
 	/* Its exit flushed its sheaves. */
 	unsigned long flushed = stat_of(s, SHEAF_FLUSH);
 
@@ -1733,6 +1759,28 @@ static void child_sheaf_growth(void)
 	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == stat_of(s, SHEAF_FREE));
 	KT_EXPECT(s->barn.full_objs == 0);
 	kmem_cache_destroy(s);
+
+	/*
+	 * 4 KiB objects: the barn takes 64 of them (16 sheaves of 4).  Grown
+	 * sheaves stay within 64 KiB of objects and half the barn, so the
+	 * barn still takes them: a burst round trip goes through it, not
+	 * through flushes and refills.
+	 */
+	struct kmem_cache *big = kmem_cache_create("kt_sheaf_grow4k", 4096, 0, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(big);
+	for (int round = 0; round < 20; round++) {
+		alloc_n(big, p, 60);
+		free_n(big, p, 60);
+	}
+	c = my_slot(big);
+	KT_ASSERT(c);
+	KT_EXPECT(c->sheaf_shift > 0 && c->cap * 4096u <= (64u << 10) && c->cap <= big->barn.max_full_objs / 2);
+	unsigned long puts = stat_of(big, BARN_PUT), flushes = stat_of(big, SHEAF_FLUSH);
+	alloc_n(big, p, 60);
+	free_n(big, p, 60);
+	KT_EXPECT(stat_of(big, BARN_PUT) > puts && stat_of(big, SHEAF_FLUSH) == flushes);
+	kmem_cache_shrink(big);
+	kmem_cache_destroy(big);
 }
 
 static const struct slab_child children[] = {

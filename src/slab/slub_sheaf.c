@@ -77,13 +77,22 @@ static unsigned int sheaf_capacity_at(const struct kmem_cache *s, unsigned int s
 	return shift ? (unsigned int)((sheaf_pool(cap)->size - SLAB_SHEAF_HDR) / sizeof(void *)) : cap;
 }
 
+/*
+ * How far this cache's sheaves may grow: each step's capacity (rounded up to
+ * fill its pool's chunk) within slub_sheaf_grow_kb of objects, and at most
+ * half the barn's limit, so that two grown sheaves always fit there (a
+ * sheaf the barn can never take would be flushed every time).  After
+ * barn_init() has set that limit.
+ */
 static void sheaf_grow_init(struct kmem_cache *s)
 {
 	unsigned long max_objs = ((unsigned long)slub_sheaf_grow_kb << 10) / s->size;
 	unsigned int shift = 0;
 
+	if (max_objs > s->barn.max_full_objs / 2)
+		max_objs = s->barn.max_full_objs / 2;
 	while (s->sheaf_capacity && shift < 8 && (s->sheaf_capacity << (shift + 1)) <= SHEAF_MAX_CAPACITY &&
-	       (s->sheaf_capacity << (shift + 1)) <= max_objs)
+	       sheaf_capacity_at(s, shift + 1) <= max_objs)
 		shift++;
 	s->sheaf_max_shift = (unsigned char)shift;
 }
@@ -101,6 +110,17 @@ static void sheaf_note_trip(const struct kmem_cache *s, struct kmem_cache_cpu *c
 		c->sheaf_shift++;
 		c->barn_trips = 0;
 	}
+}
+
+/*
+ * Main and spare took the turn: trips spread over a long life (a sheaf
+ * swap between each) do not add up to a growth; only bursts, with many
+ * trips between two swaps, do.
+ */
+static void sheaf_note_swap(struct kmem_cache_cpu *c)
+{
+	if (c->barn_trips)
+		c->barn_trips--;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -370,6 +390,7 @@ static bool main_from_spare_or_barn(struct kmem_cache *s, struct kmem_cache_cpu 
 
 	if (c->spare && c->spare->size) {
 		swap_main_spare(c);
+		sheaf_note_swap(c);
 		return true;
 	}
 	if (!(full = barn_replace_empty(s, c, c->spare ? take_main(c) : NULL)))
@@ -441,6 +462,7 @@ static bool main_to_spare_or_barn(struct kmem_cache *s, struct kmem_cache_cpu *c
 			c->spare = empty;
 		}
 		swap_main_spare(c);
+		sheaf_note_swap(c);
 		return true;
 	}
 	if (!c->spare) {
