@@ -246,6 +246,56 @@ KTEST(full_slabs_are_counted)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * A slab given up on after a write after free is on no list: freeing its
+ * live objects must not take it off the full list it is not on.
+ */
+KTEST(a_slab_given_up_on_frees_its_live_objects)
+{
+	struct kmem_cache *s = kmem_cache_create("kt_tr_giveup", 64, 0, SLAB_STORE_USER | SLAB_POISON, NULL);
+	KT_ASSERT(s);
+	unsigned char *a = alloc_site_a(s), *b = alloc_site_a(s);
+	KT_ASSERT(a && b);
+	free_site(s, b);
+	b[5] = 0x41;			/* after free */
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	void *c = alloc_site_b(s);	/* reported; the slab is given up on */
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(strstr(out, "Marking all objects used"));
+	free(out);
+	free_site(s, a);
+	free_site(s, c);
+	KT_EXPECT(lines_well_formed(traces("kt_tr_giveup", "alloc_traces")) >= 0);
+	kmem_cache_destroy(s);
+}
+
+/* A bulk free of a full slab's every object: per object on a debug cache, the full list kept. */
+KTEST(bulk_free_of_a_whole_full_slab)
+{
+	struct kmem_cache *s = kmem_cache_create("kt_tr_bulk", 256, 0, SLAB_STORE_USER, NULL);
+	KT_ASSERT(s);
+	int per = atoi(kt_slab_attr("kt_tr_bulk", "objs_per_slab"));
+	KT_ASSERT(per > 0 && per * 8 <= NOBJ * 8);
+
+	/* Eight full slabs, then one object freed in each of the last seven: seven partial. */
+	for (int i = 0; i < 8 * per; i++)
+		KT_ASSERT(objs[2][i] = alloc_site_a(s));
+	for (int k = 1; k < 8; k++)
+		free_site(s, objs[2][k * per]);
+	KT_EXPECT(atoi(kt_slab_attr("kt_tr_bulk", "partial")) == 7);
+	/* The first slab's objects, all of them, in one bulk free. */
+	kmem_cache_free_bulk(s, (size_t)per, objs[2]);
+	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_tr_bulk/validate", "1") == 0);
+	const char *t = traces("kt_tr_bulk", "alloc_traces");
+	KT_EXPECT(line_is(t, 0, 7 * per - 7, (void *)alloc_site_a, "alloc_site_a"));
+	for (int k = 1; k < 8; k++)
+		for (int i = 1; i < per; i++)
+			free_site(s, objs[2][k * per + i]);
+	KT_EXPECT(!strcmp(traces("kt_tr_bulk", "alloc_traces"), "No data\n"));
+	kmem_cache_destroy(s);
+}
+
 struct site_arg {
 	struct kmem_cache *s;
 	void **out;

@@ -400,8 +400,12 @@ static void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size
 		if (n == size)
 			return;
 	}
-	/* The rest, squeezed (the lookahead below walks over NULL entries). */
-	if (s)
+	/*
+	 * The rest, squeezed (the lookahead below walks over NULL entries).
+	 * Not for a debug cache: each object goes through free_single(), its
+	 * checks and its free track, and the slab's list (the full list).
+	 */
+	if (s && !kmem_cache_debug(s))
 		size = bulk_free_whole_slabs(s, c, size, p);
 
 	while (size) {

@@ -48,6 +48,20 @@ void slab_mark_all_used(struct slab *slab)
 			      memory_order_release);
 }
 
+/* The full list (kernel add_full()/remove_full()): SLAB_STORE_USER caches only; list_lock held. */
+void add_full(struct kmem_cache *s, struct kmem_cache_node *n, struct slab *slab)
+{
+	if (s->flags & SLAB_STORE_USER)
+		list_add(&slab->slab_list, &n->full);
+}
+
+static void remove_full(struct kmem_cache *s, struct slab *slab)
+{
+	/* Not a slab given up on (slab_mark_all_used()): off every list, its links cleared. */
+	if ((s->flags & SLAB_STORE_USER) && slab->slab_list.next)
+		list_del(&slab->slab_list);
+}
+
 /* ---- red zones and poison ------------------------------------------- */
 
 #define SLUB_RED_INACTIVE	0xbb	/* red zones of a free object */
@@ -102,18 +116,6 @@ const struct slub_track *slub_get_track(struct kmem_cache *s, void *object, bool
 	return get_track(s, object, free_track ? TRACK_FREE : TRACK_ALLOC);
 }
 
-/* The full list (kernel add_full()/remove_full()): SLAB_STORE_USER caches only; list_lock held. */
-static void add_full(struct kmem_cache *s, struct kmem_cache_node *n, struct slab *slab)
-{
-	if (s->flags & SLAB_STORE_USER)
-		list_add(&slab->slab_list, &n->full);
-}
-
-static void remove_full(struct kmem_cache *s, struct slab *slab)
-{
-	if (s->flags & SLAB_STORE_USER)
-		list_del(&slab->slab_list);
-}
 
 static void set_track(struct kmem_cache *s, void *object, enum track_item item, unsigned long addr)
 {
@@ -195,6 +197,11 @@ static unsigned int get_orig_size(struct kmem_cache *s, void *object)
 
 	/* A slot never allocated reads 0; a corrupt word must not send checks past the object. */
 	return n && n <= s->object_size ? n : s->object_size;
+}
+
+unsigned int slub_orig_size(struct kmem_cache *s, void *object)
+{
+	return get_orig_size(s, object);
 }
 
 static void set_orig_size(struct kmem_cache *s, void *object, unsigned int size)
@@ -439,7 +446,11 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, un
 		}
 		if (!ss_freelist(slab, slab_state(slab))) {
 			remove_partial(n, slab);
-			/* A slab given up on is on no list: its objects cannot be trusted. */
+			/*
+			 * Given up on, it goes on no list, as in the kernel: its free
+			 * objects would read as corrupt allocated ones to validate and
+			 * alloc_traces.  remove_full() knows it by its cleared links.
+			 */
 			if (obj)
 				add_full(s, n, slab);
 		}

@@ -90,6 +90,8 @@ void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, un
 void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct kmem_cache_cpu *c,
 		 unsigned long caller);
 void slab_mark_all_used(struct slab *slab);
+/* A full slab of a SLAB_STORE_USER cache goes on the node's full list; list_lock held. */
+void add_full(struct kmem_cache *s, struct kmem_cache_node *n, struct slab *slab);
 unsigned long list_slab_objects(struct kmem_cache *s, unsigned int max);
 bool slab_debug_checks(const struct kmem_cache *s);
 long validate_slab_objects(struct kmem_cache *s, struct slab *slab);
@@ -104,6 +106,8 @@ static inline bool slab_map_test(const unsigned long *map, unsigned int i)
 {
 	return map[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long))));
 }
+/* The size a kmalloc asked for (kmalloc red zone), else object_size. */
+unsigned int slub_orig_size(struct kmem_cache *s, void *object);
 /* SLAB_STORE_USER: @object's allocation or free track (slub_traces.c reads them). */
 const struct slub_track *slub_get_track(struct kmem_cache *s, void *object, bool free_track);
 /* "<object>+0x<offset>" for a code address, no lock and no allocation (reports). */

@@ -16,11 +16,16 @@
  * agree), pid=min-max, cpus= (more than one CPU only), "No data" for none.
  * Differences: ages are milliseconds (HZ=1000), a site is symbol+off/size
  * only where the dynamic symbol table names it, else object+offset (what
- * addr2line takes), and there is no stack depot, so no stack follows.
+ * addr2line takes) or the bare address (no object: JIT code), and there
+ * is no stack depot, so no stack follows.
  *
  * The walk holds list_lock over the node's partial and full lists (debug
- * caches have no cpu slabs or sheaves: every object is on one of them).
- * The site table lives in its own mapping, outside managed memory.
+ * caches have no cpu slabs or sheaves: every object is on one of them);
+ * the sites are named and printed after every slab lock is dropped.  The
+ * site table and its hash live in their own mappings, outside managed
+ * memory.  kmalloc caches that keep the requested size (slab_debug=UZ's
+ * kmalloc red zone) group by (site, waste) and print waste=total/each, as
+ * the kernel does.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,15 +45,22 @@
 struct location {
 	unsigned long count;
 	unsigned long addr;
+	unsigned long waste;		/* object_size - the size asked for (kmalloc caches) */
 	unsigned long long sum_time;	/* ages, ms */
 	long min_time, max_time;
 	long min_pid, max_pid;
 	unsigned long cpus[LOC_MAX_CPUS / (8 * sizeof(unsigned long))];
 };
 
+/*
+ * The sites found, and a hash of them by (addr, waste): the kernel keeps
+ * its table sorted and inserts with a memmove, quadratic in the sites (80k
+ * sites of a JIT took 42 s here, list_lock held all along).
+ */
 struct loc_track {
-	struct location *loc;	/* sorted by addr while collecting */
+	struct location *loc;
 	unsigned long count, max;
+	unsigned long *hash;		/* index + 1 into loc, 0: empty; 2 * max slots */
 	bool oom;
 };
 
@@ -56,47 +68,75 @@ static void free_loc_track(struct loc_track *t)
 {
 	if (t->loc)
 		os_unreserve(t->loc, t->max * sizeof(struct location));
+	if (t->hash)
+		os_unreserve(t->hash, 2 * t->max * sizeof(unsigned long));
+}
+
+static unsigned long loc_slot(const struct loc_track *t, unsigned long addr, unsigned long waste)
+{
+	uint64_t h = (addr ^ (waste << 48)) * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned long)(h >> 32) & (2 * t->max - 1);
 }
 
 static bool grow_loc_track(struct loc_track *t)
 {
-	unsigned long max = t->max ? 2 * t->max : PAGE_SIZE / sizeof(struct location);
+	unsigned long max = t->max ? 2 * t->max : PAGE_SIZE / sizeof(unsigned long);
 	struct location *l = os_map(max * sizeof(struct location));
+	unsigned long *hash = os_map(2 * max * sizeof(unsigned long));
 
-	if (!l)
+	if (!l || !hash) {
+		if (l)
+			os_unreserve(l, max * sizeof(struct location));
+		if (hash)
+			os_unreserve(hash, 2 * max * sizeof(unsigned long));
 		return false;
+	}
 	if (t->count)
 		memcpy(l, t->loc, t->count * sizeof(struct location));
 	free_loc_track(t);
 	t->loc = l;
+	t->hash = hash;		/* fresh mappings read zero: empty */
 	t->max = max;
+	for (unsigned long i = 0; i < t->count; i++) {
+		unsigned long k = loc_slot(t, l[i].addr, l[i].waste);
+		while (hash[k])
+			k = (k + 1) & (2 * max - 1);
+		hash[k] = i + 1;
+	}
 	return true;
 }
 
-/* Kernel add_location(): find @track's site by binary search, or insert it. */
-static void add_location(struct loc_track *t, const struct slub_track *track, uint64_t now)
+/* Kernel add_location(): one more object of the site (@track's caller, @waste). */
+static void add_location(struct loc_track *t, const struct slub_track *track, unsigned long waste,
+			 uint64_t now)
 {
 	long age = track->when && now > track->when ? (long)((now - track->when) / 1000000) : 0;
-	unsigned long lo = 0, hi = t->count;
+	unsigned long k = loc_slot(t, track->addr, waste);
+	struct location *l = NULL;
 
-	while (lo < hi) {
-		unsigned long mid = (lo + hi) / 2;
-		if (t->loc[mid].addr < track->addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	struct location *l = &t->loc[lo];
-	if (lo == t->count || l->addr != track->addr) {
-		if (t->count == t->max && !grow_loc_track(t)) {
-			t->oom = true;
-			return;
+	for (; t->hash[k]; k = (k + 1) & (2 * t->max - 1)) {
+		struct location *c = &t->loc[t->hash[k] - 1];
+		if (c->addr == track->addr && c->waste == waste) {
+			l = c;
+			break;
 		}
-		l = &t->loc[lo];
-		memmove(l + 1, l, (t->count - lo) * sizeof(*l));
-		t->count++;
+	}
+	if (!l) {
+		if (t->count == t->max) {
+			if (!grow_loc_track(t)) {
+				t->oom = true;
+				return;
+			}
+			k = loc_slot(t, track->addr, waste);
+			while (t->hash[k])
+				k = (k + 1) & (2 * t->max - 1);
+		}
+		l = &t->loc[t->count++];
+		t->hash[k] = t->count;
 		memset(l, 0, sizeof(*l));
 		l->addr = track->addr;
+		l->waste = waste;
 		l->min_time = l->max_time = age;
 		l->min_pid = l->max_pid = track->pid;
 	}
@@ -122,41 +162,55 @@ static void process_slab(struct loc_track *t, struct kmem_cache *s, struct slab 
 	unsigned int objects = slab_free_map(s, slab, map);
 	char *base = (char *)slab->obj_base;
 
-	for (unsigned int i = 0; i < objects && !t->oom; i++)
-		if (!slab_map_test(map, i))
-			add_location(t, slub_get_track(s, base + (size_t)i * s->size, free_track), now);
+	for (unsigned int i = 0; i < objects && !t->oom; i++) {
+		if (slab_map_test(map, i))
+			continue;
+		void *p = base + (size_t)i * s->size;
+		unsigned long waste = free_track ? 0 : s->object_size - slub_orig_size(s, p);
+		add_location(t, slub_get_track(s, p, free_track), waste, now);
+	}
 }
 
-/* The most objects first; a tie by address, so the order is the same every time. */
+/* The most objects first; a tie by address, then waste, so the order is the same every time. */
 static int cmp_loc_by_count(const void *a, const void *b)
 {
 	const struct location *x = a, *y = b;
 
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->waste < y->waste ? -1 : x->waste > y->waste;
 }
 
 /*
  * The site, as %pS would name it: symbol+0xoff/0xsize, with " [object]"
  * outside the main program (the kernel's " [module]"); object+0xoff when
- * no dynamic symbol covers it.  Not in a report path: dladdr1() takes the
- * loader's lock, which a program may hold while it allocates.
+ * no dynamic symbol covers it; the bare address outside every object (JIT
+ * code).  No slab lock held: dladdr1() takes the loader's lock, which a
+ * library constructor holds while it creates a cache.
  */
 static void print_site(struct seq_buf *sb, unsigned long addr)
 {
 	Dl_info info;
 	const ElfW(Sym) *sym = NULL;
+	struct link_map *map = NULL;
 
+	if (!dladdr1((void *)addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !map) {
+		seq_printf(sb, "0x%lx", addr);
+		return;
+	}
+	const char *obj = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+	obj = obj ? obj + 1 : info.dli_fname;
+	/* The main program comes first in the loader's list: no [module] for it. */
+	bool main_program = map == _r_debug.r_map;
 	if (dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT) && info.dli_sname && sym &&
 	    info.dli_saddr && (unsigned long)info.dli_saddr <= addr &&
 	    addr - (unsigned long)info.dli_saddr < (sym->st_size ? sym->st_size : 1)) {
-		const char *obj = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
-		bool main_program = _r_debug.r_map && info.dli_fbase == (void *)_r_debug.r_map->l_addr;
 		seq_printf(sb, "%s+0x%lx/0x%lx", info.dli_sname, addr - (unsigned long)info.dli_saddr,
 			   (unsigned long)sym->st_size);
-		if (!main_program && info.dli_fname)
-			seq_printf(sb, " [%s]", obj ? obj + 1 : info.dli_fname);
+		if (!main_program && obj && *obj)
+			seq_printf(sb, " [%s]", obj);
 		return;
 	}
 	char name[256];
@@ -188,6 +242,8 @@ static void print_location(struct seq_buf *sb, const struct location *l)
 		print_site(sb, l->addr);
 	else
 		seq_puts(sb, "<not-available>");
+	if (l->waste)
+		seq_printf(sb, " waste=%lu/%lu", l->count * l->waste, l->waste);
 	if (l->sum_time != (unsigned long long)l->min_time)
 		seq_printf(sb, " age=%ld/%llu/%ld", l->min_time, l->sum_time / l->count, l->max_time);
 	else
@@ -206,33 +262,32 @@ static void print_location(struct seq_buf *sb, const struct location *l)
 	seq_putc(sb, '\n');
 }
 
-/* The file's contents; slab_mutex held (keeps @s alive). */
-static int traces_show(struct seq_buf *sb, struct kmem_cache *s, bool free_track)
+/* Gather @s's sites into @t; slab_mutex held (keeps @s alive).  0 or -ENOMEM. */
+static int traces_collect(struct loc_track *t, struct kmem_cache *s, bool free_track)
 {
 	struct kmem_cache_node *n = &s->node;
-	struct loc_track t = { 0 };
 	uint64_t now = os_now_ns();
 	struct slab *slab;
 
-	if (!grow_loc_track(&t))
+	if (!grow_loc_track(t))
 		return -ENOMEM;
 	kmem_lock(&n->list_lock);
 	list_for_each_entry(slab, &n->partial, slab_list)
-		process_slab(&t, s, slab, free_track, now);
+		process_slab(t, s, slab, free_track, now);
 	list_for_each_entry(slab, &n->full, slab_list)
-		process_slab(&t, s, slab, free_track, now);
+		process_slab(t, s, slab, free_track, now);
 	kmem_unlock(&n->list_lock);
-	if (t.oom) {
-		free_loc_track(&t);
-		return -ENOMEM;
-	}
-	qsort(t.loc, t.count, sizeof(struct location), cmp_loc_by_count);
-	for (unsigned long i = 0; i < t.count; i++)
-		print_location(sb, &t.loc[i]);
-	if (!t.count)
+	return t->oom ? -ENOMEM : 0;
+}
+
+/* The file's contents from @t, with no lock held (sites are named by the loader). */
+static void traces_print(struct seq_buf *sb, struct loc_track *t)
+{
+	qsort(t->loc, t->count, sizeof(struct location), cmp_loc_by_count);
+	for (unsigned long i = 0; i < t->count; i++)
+		print_location(sb, &t->loc[i]);
+	if (!t->count)
 		seq_puts(sb, "No data\n");
-	free_loc_track(&t);
-	return 0;
 }
 
 /* ---- the subtree ------------------------------------------------------ */
@@ -276,14 +331,18 @@ static int resolve(const char *path, struct kmem_cache **sp, const char **file)
 
 static int traces_dir_show(struct seq_buf *sb, const char *path)
 {
+	struct loc_track t = { 0 };
 	struct kmem_cache *s;
 	const char *file;
 
 	kmem_lock(&slab_mutex);
 	int rc = resolve(path, &s, &file);
 	if (!rc)
-		rc = file ? traces_show(sb, s, !strcmp(file, "free_traces")) : -EISDIR;
+		rc = file ? traces_collect(&t, s, !strcmp(file, "free_traces")) : -EISDIR;
 	kmem_unlock(&slab_mutex);
+	if (!rc)
+		traces_print(sb, &t);
+	free_loc_track(&t);
 	return rc;
 }
 
