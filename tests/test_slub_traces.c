@@ -216,16 +216,27 @@ KTEST(alloc_traces_count_the_live_objects_of_each_site)
 	kmem_cache_destroy(s);
 }
 
+/* A SLAB_STORE_USER cache @name of @size-byte objects, and @slabs full slabs of it in objs[2]; objects a slab. */
+static int full_slabs(struct kmem_cache **sp, const char *name, unsigned int size, int slabs)
+{
+	*sp = kmem_cache_create(name, size, 0, SLAB_STORE_USER, NULL);
+	if (!*sp)
+		return 0;
+	int per = atoi(kt_slab_attr(name, "objs_per_slab"));
+	if (per <= 0 || per * slabs > NOBJ * 8)
+		return 0;
+	for (int i = 0; i < slabs * per; i++)
+		if (!(objs[2][i] = alloc_site_a(*sp)))
+			return 0;
+	return per;
+}
+
 KTEST(full_slabs_are_counted)
 {
-	struct kmem_cache *s = kmem_cache_create("kt_tr_full", 64, 0, SLAB_STORE_USER, NULL);
-	KT_ASSERT(s);
-	int per = atoi(kt_slab_attr("kt_tr_full", "objs_per_slab"));
-	KT_ASSERT(per > 0 && per * 3 <= NOBJ * 8);
-
+	struct kmem_cache *s;
 	/* Three full slabs: on no partial list, but on the full one. */
-	for (int i = 0; i < 3 * per; i++)
-		KT_ASSERT(objs[2][i] = alloc_site_a(s));
+	int per = full_slabs(&s, "kt_tr_full", 64, 3);
+	KT_ASSERT(per > 0);
 	KT_EXPECT(!strcmp(kt_slab_attr("kt_tr_full", "partial"), "0\n"));
 	const char *t = traces("kt_tr_full", "alloc_traces");
 	KT_EXPECT(lines_well_formed(t) == 1);
@@ -273,14 +284,10 @@ KTEST(a_slab_given_up_on_frees_its_live_objects)
 /* A bulk free of a full slab's every object: per object on a debug cache, the full list kept. */
 KTEST(bulk_free_of_a_whole_full_slab)
 {
-	struct kmem_cache *s = kmem_cache_create("kt_tr_bulk", 256, 0, SLAB_STORE_USER, NULL);
-	KT_ASSERT(s);
-	int per = atoi(kt_slab_attr("kt_tr_bulk", "objs_per_slab"));
-	KT_ASSERT(per > 0 && per * 8 <= NOBJ * 8);
-
+	struct kmem_cache *s;
 	/* Eight full slabs, then one object freed in each of the last seven: seven partial. */
-	for (int i = 0; i < 8 * per; i++)
-		KT_ASSERT(objs[2][i] = alloc_site_a(s));
+	int per = full_slabs(&s, "kt_tr_bulk", 256, 8);
+	KT_ASSERT(per > 0);
 	for (int k = 1; k < 8; k++)
 		free_site(s, objs[2][k * per]);
 	KT_EXPECT(atoi(kt_slab_attr("kt_tr_bulk", "partial")) == 7);
