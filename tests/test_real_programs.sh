@@ -634,6 +634,11 @@ if selected slab_debug; then
 			char *k = malloc(100);
 			k[100] = 1;			/* past the request, inside the slot */
 			free(k);
+			char *a;
+			if (posix_memalign((void **)&a, 32, 100))
+				return 1;
+			a[100] = 1;			/* the same, aligned */
+			free(a);
 			char *q = malloc(200);
 			free(q);
 			q[7] = 0x41;			/* after free */
@@ -658,7 +663,7 @@ if selected slab_debug; then
 		err=$T/heapbug.$b.err
 		out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b slab_debug=FZPU" timeout "$LIMIT" "$DATA/heapbug" 2>"$err")
 		if [ "$out" != done ] || ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): Right Redzone overwritten' "$err" ||
-		   ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): kmalloc Redzone overwritten' "$err" ||
+		   [ "$(grep -c '^BUG [a-z]*-[0-9]* (Not tainted): kmalloc Redzone overwritten' "$err")" != 2 ] ||
 		   ! grep -q 'Object at 0x[0-9a-f]* not freed' "$err" ||
 		   ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): Poison overwritten' "$err" ||
 		   ! grep -q 'First byte 0x41 instead of 0x6b' "$err"; then

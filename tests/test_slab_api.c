@@ -649,7 +649,39 @@ static void child_kmalloc_redzone(void)
 	KT_EXPECT(bytes_are(r, 0, 40, 8) && bytes_are(r, 40, 128, 0xcc));
 	KT_EXPECT(kmem_write("/sys/kernel/slab/kmalloc-128/validate", "1") == 0);
 	kfree(r);
+
+	/* krealloc() that moves copies the bytes asked for, not the red zone, and zeroes the rest. */
+	unsigned char *m = kzalloc(100, GFP);
+	KT_ASSERT(m);
+	unsigned char *m2 = krealloc(m, 200, GFP | __GFP_ZERO);
+	KT_ASSERT(m2 && m2 != m);
+	KT_EXPECT(bytes_are(m2, 0, 200, 0) && bytes_are(m2, 200, 256, 0xcc));
+	kfree(m2);
 	KT_EXPECT(kmem_report_count() == reports + 1);
+}
+
+/*
+ * slab_debug=FZP, no U: no size kept, so no kmalloc red zone, and kzalloc()
+ * zeroes the whole object: krealloc(__GFP_ZERO) growing in place reads zeroes.
+ */
+static void child_red_zone_without_user(void)
+{
+	KT_ASSERT_EQ(slab_test_boot("mem=32M slab_debug=FZP"), 0);
+	unsigned char *p = kmalloc(128, GFP);
+	KT_ASSERT(p);
+	memset(p, 0xaa, 128);
+	kfree(p);
+	unsigned char *q = kzalloc(100, GFP);
+	KT_ASSERT(q);
+	KT_EXPECT(bytes_are(q, 0, 128, 0));
+	KT_EXPECT(krealloc(q, 120, GFP | __GFP_ZERO) == q);
+	KT_EXPECT(bytes_are(q, 0, 120, 0));
+	kfree(q);
+}
+
+KTEST(kzalloc_zeroes_the_object_without_a_kept_size)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("red_zone_without_user"));
 }
 
 KTEST(kmalloc_red_zone_past_the_requested_size)
@@ -787,6 +819,7 @@ static const struct slab_child children[] = {
 	{ "nomerge", child_nomerge },
 	{ "slab_debug", child_slab_debug },
 	{ "kmalloc_redzone", child_kmalloc_redzone },
+	{ "red_zone_without_user", child_red_zone_without_user },
 };
 
 KTEST_MAIN(

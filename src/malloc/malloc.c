@@ -145,21 +145,24 @@ MALLOC_API void *calloc(size_t n, size_t size)
 	return do_malloc(bytes, MALLOC_GFP | __GFP_ZERO);
 }
 
-/* Usable size of a pointer kmem handed out; 0 if it did not. */
-static size_t usable_size(const void *p)
+/* Usable size of a pointer kmem handed out, 0 if it did not; its slab cache in *sp (or NULL). */
+static size_t usable_size(const void *p, struct kmem_cache **sp)
 {
-	size_t n = kmalloc_usable_size(p);
+	size_t n = kmalloc_usable_size_cache(p, sp);
 
 	return n ? n : huge_usable_size(p);
 }
 
 MALLOC_API size_t malloc_usable_size(void *p)
 {
+	struct kmem_cache *s;
+
 	if (!p)
 		return 0;
+	size_t n = usable_size(p, &s);
 	/* The program may use all of it now (slab_debug=UZ: no kmalloc red zone for it). */
-	kmalloc_resize_in_place(p, 0, false);
-	return usable_size(p);
+	kmalloc_resize_in_place(s, p, 0, false);
+	return n;
 }
 
 MALLOC_API void *realloc(void *p, size_t size)
@@ -172,11 +175,12 @@ MALLOC_API void *realloc(void *p, size_t size)
 		return NULL;
 	}
 
-	size_t old = usable_size(p);
+	struct kmem_cache *s;
+	size_t old = usable_size(p, &s);
 	if (old) {
 		/* In place when it fits and would not waste more than half. */
 		if (size <= old && (size > old / 2 || old <= MALLOC_MIN)) {
-			kmalloc_resize_in_place(p, size, false);
+			kmalloc_resize_in_place(s, p, size, false);
 			return p;
 		}
 		if (old > KMALLOC_MAX_SIZE && size > KMALLOC_MAX_SIZE) {
@@ -240,7 +244,7 @@ static __attribute__((always_inline)) inline void *alloc_aligned(size_t align, s
 
 	if (need <= KMALLOC_MAX_CACHE_SIZE) {
 		/* kmalloc's own power-of-two bucket: malloc's class may be a 16-aligned cache (slab_debug=Z). */
-		p = kmalloc_inline(roundup_pow_of_two(need), MALLOC_GFP);
+		p = kmalloc_bucket(roundup_pow_of_two(need), size, MALLOC_GFP);
 	} else if (need <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(need, MALLOC_GFP);
 		if (!p && !kmem_boot())		/* memory cannot grow: a mapping of its own */

@@ -126,27 +126,9 @@ KMEM_API void kfree_bulk(size_t size, void **p)
 	kmem_cache_free_bulk(NULL, size, p);
 }
 
-void kmalloc_resize_in_place(const void *p, size_t size, bool zero)
+unsigned int kmalloc_orig_size(struct kmem_cache *s, const void *p)
 {
-	struct page *head = virt_to_head_page_checked(p);
-
-	if (head && PageSlab(head)) {
-		struct kmem_cache *s = page_slab(head)->slab_cache;
-		/* Only SLAB_STORE_USER caches keep the size asked for. */
-		if (unlikely(s->flags & SLAB_STORE_USER))
-			slub_resize_object(s, (void *)p, size ? size : s->object_size, zero);
-	}
-}
-
-size_t kmalloc_usable_size(const void *p)
-{
-	struct page *head = virt_to_head_page_checked(p);
-
-	if (head && PageSlab(head))
-		return slub_ksize(page_slab(head)->slab_cache);
-	if (head && PageLargeKmalloc(head))
-		return PAGE_SIZE << compound_order(head);
-	return 0;
+	return slub_orig_size(s, (void *)p);
 }
 
 bool is_large_kmalloc(const void *p)
@@ -160,14 +142,13 @@ KMEM_API size_t ksize(const void *p)
 {
 	if (ZERO_OR_NULL_PTR(p))
 		return 0;
-	struct page *head = virt_to_head_page_checked(p);
-	if (head && PageSlab(head)) {
+	struct kmem_cache *s;
+	size_t ks = kmalloc_usable_size_cache(p, &s);
+	if (ks) {
 		/* The caller may use it all now: no kmalloc red zone (kernel skip_orig_size_check()). */
-		kmalloc_resize_in_place(p, 0, false);
-		return slub_ksize(page_slab(head)->slab_cache);
+		kmalloc_resize_in_place(s, p, 0, false);
+		return ks;
 	}
-	if (head && PageLargeKmalloc(head))
-		return PAGE_SIZE << compound_order(head);
 	slab_report_bad_free("ksize", p, "not allocated by kmalloc");
 	return 0;
 }
@@ -181,7 +162,8 @@ KMEM_API void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 	if (ZERO_OR_NULL_PTR(p))
 		return kmalloc(new_size, gfp);
 
-	size_t ks = kmalloc_usable_size(p);
+	struct kmem_cache *s;
+	size_t ks = kmalloc_usable_size_cache(p, &s);
 	if (!ks) {
 		ksize(p);	/* not kmalloc's: reported there */
 		return NULL;
@@ -190,15 +172,17 @@ KMEM_API void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 		/* Fits: stay in place; zero the tail so growing back in place reads zeroes. */
 		if (gfp & __GFP_ZERO)
 			memset((char *)p + new_size, 0, ks - new_size);
-		kmalloc_resize_in_place(p, new_size, gfp & __GFP_ZERO);
+		kmalloc_resize_in_place(s, p, new_size, gfp & __GFP_ZERO);
 		return (void *)p;
 	}
+	/* What the object holds: past the size asked for, a kmalloc red zone (kernel __do_krealloc()). */
+	size_t copy = s ? kmalloc_orig_size(s, p) : ks;
 	void *ret = kmalloc(new_size, gfp);
 	if (!ret)
 		return NULL;
-	memcpy(ret, p, ks);
+	memcpy(ret, p, copy);
 	if (gfp & __GFP_ZERO)
-		memset((char *)ret + ks, 0, new_size - ks);
+		memset((char *)ret + copy, 0, new_size - copy);
 	kfree(p);
 	return ret;
 }

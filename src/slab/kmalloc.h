@@ -15,6 +15,16 @@ void *__kmalloc_slow(size_t size, gfp_t gfp);
 /* kfree() of a pointer whose head page is not a slab (large kmalloc, bad input). */
 void __kfree_slow(const void *p, struct page *head, const char *func);
 
+/* kmalloc's @bucket-byte cache (a power of two, aligned to it) for @size bytes. */
+static __attribute__((always_inline)) inline void *kmalloc_bucket(size_t bucket, size_t size, gfp_t gfp)
+{
+	struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(bucket)];
+
+	if (likely(s))
+		return slub_alloc_size(s, gfp, size);
+	return __kmalloc_slow(bucket, gfp);
+}
+
 static __attribute__((always_inline)) inline void *kmalloc_inline(size_t size, gfp_t gfp)
 {
 	/* size - 1 wraps for 0, so one compare covers 1..KMALLOC_MAX_CACHE_SIZE. */
@@ -50,13 +60,46 @@ static __attribute__((always_inline)) inline void kfree_inline(const void *p, co
 	__kfree_slow(p, page ? compound_head(page) : NULL, func);
 }
 
-/* Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it. */
-size_t kmalloc_usable_size(const void *p);
 /*
- * @p (kmalloc'ed or malloc'ed) now holds @size bytes, in place (0: the
- * caller may use the whole slot): its kmalloc red zone, if kept, follows.
+ * Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it; *sp
+ * gets its slab cache (NULL for a large kmalloc).  One page lookup.
  */
-void kmalloc_resize_in_place(const void *p, size_t size, bool zero);
+static inline size_t kmalloc_usable_size_cache(const void *p, struct kmem_cache **sp)
+{
+	struct page *head = virt_to_head_page_checked(p);
+
+	*sp = NULL;
+	if (head && PageSlab(head)) {
+		*sp = page_slab(head)->slab_cache;
+		return slub_ksize(*sp);
+	}
+	if (head && PageLargeKmalloc(head))
+		return PAGE_SIZE << compound_order(head);
+	return 0;
+}
+
+static inline size_t kmalloc_usable_size(const void *p)
+{
+	struct kmem_cache *s;
+
+	return kmalloc_usable_size_cache(p, &s);
+}
+
+/*
+ * @p, an object of @s (from kmalloc_usable_size_cache(); NULL: not a slab
+ * object), now holds @size bytes in place (0: the caller may use the whole
+ * slot; @zero: the grown part zeroed): its kmalloc red zone, if its cache
+ * keeps one (slab_debug=UZ), follows.  A test of the flags otherwise.
+ */
+static inline void kmalloc_resize_in_place(struct kmem_cache *s, const void *p, size_t size, bool zero)
+{
+	/* Only SLAB_STORE_USER caches keep the size asked for. */
+	if (s && unlikely(s->flags & SLAB_STORE_USER))
+		slub_resize_object(s, (void *)p, size ? size : s->object_size, zero);
+}
+
+/* The size a kmalloc of @s asked for, as kept for its red zone (else the whole object). */
+unsigned int kmalloc_orig_size(struct kmem_cache *s, const void *p);
 bool is_large_kmalloc(const void *p);
 
 #endif /* KMEM_KMALLOC_H */

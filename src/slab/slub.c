@@ -713,9 +713,12 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller, u
 			stat_inc(c, ALLOC_SLOWPATH);
 	}
 	if (obj && (gfp & __GFP_ZERO)) {
-		/* A kmalloc red zone past the size asked for stays red zone (kernel: zero_size). */
-		unsigned int zero = kmem_cache_debug(s) && (s->flags & SLAB_RED_ZONE) && orig_size &&
-				    orig_size < s->object_size ? orig_size : s->object_size;
+		/*
+		 * A kmalloc red zone past the size asked for stays red zone
+		 * (kernel zero_size): the size the object keeps, whichever path
+		 * set it up.  Anything else is zeroed whole.
+		 */
+		unsigned int zero = unlikely(slub_kmalloc_redzone(s)) ? slub_orig_size(s, obj) : s->object_size;
 		memset(obj, 0, zero);
 	}
 	return obj;

@@ -324,6 +324,16 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller, u
  * follows, if its cache keeps one (slab_debug=UZ).
  */
 void slub_resize_object(struct kmem_cache *s, void *object, size_t size, bool zero);
+/* The size a kmalloc asked for, as kept for its red zone; object_size if not kept. */
+unsigned int slub_orig_size(struct kmem_cache *s, void *object);
+
+/* Are the bytes past that size red zone (kernel slub_debug_orig_size() with SLAB_RED_ZONE)? */
+static inline bool slub_kmalloc_redzone(const struct kmem_cache *s)
+{
+	const slab_flags_t f = SLAB_STORE_USER | SLAB_KMALLOC | SLAB_RED_ZONE;
+
+	return (s->flags & f) == f;
+}
 void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned long caller);
 
 /* The caller of the function the fast path is inlined into (kernel _RET_IP_). */

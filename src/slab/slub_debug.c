@@ -204,6 +204,7 @@ unsigned int slub_orig_size(struct kmem_cache *s, void *object)
 	return get_orig_size(s, object);
 }
 
+
 static void set_orig_size(struct kmem_cache *s, void *object, unsigned int size)
 {
 	if (orig_size_tracked(s))
@@ -213,6 +214,10 @@ static void set_orig_size(struct kmem_cache *s, void *object, unsigned int size)
 void slub_resize_object(struct kmem_cache *s, void *object, size_t size, bool zero)
 {
 	if (!orig_size_tracked(s) || !size || size > s->object_size)
+		return;
+	/* Not an object's start (realloc() of an interior pointer): write no metadata for it. */
+	struct slab *slab = virt_to_slab(object);
+	if (!slab || slab->slab_cache != s || !slab_obj_valid(s, slab, object))
 		return;
 	/* Kernel __do_krealloc(): grown, the new bytes zeroed if asked (they were red zone)... */
 	unsigned int orig = get_orig_size(s, object);

@@ -106,8 +106,6 @@ static inline bool slab_map_test(const unsigned long *map, unsigned int i)
 {
 	return map[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long))));
 }
-/* The size a kmalloc asked for (kmalloc red zone), else object_size. */
-unsigned int slub_orig_size(struct kmem_cache *s, void *object);
 /* SLAB_STORE_USER: @object's allocation or free track (slub_traces.c reads them). */
 const struct slub_track *slub_get_track(struct kmem_cache *s, void *object, bool free_track);
 /* "<object>+0x<offset>" for a code address, no lock and no allocation (reports). */
