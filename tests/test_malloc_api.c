@@ -1571,6 +1571,28 @@ KTEST(foreign_pointers)
 	munmap(m, 3 * 4096);
 }
 
+/* realloc() of a pointer into the middle of a block: reported, NULL, the block untouched. */
+KTEST(realloc_of_an_interior_pointer)
+{
+	unsigned char *p = k_malloc(100);
+	KT_ASSERT(p);
+	memset(p, 0x33, 100);
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	errno = 0;
+	void *q = k_realloc(p + 48, 40), *q2 = k_realloc(p + 48, 4000);
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(!q && !q2 && errno == EINVAL);
+	KT_EXPECT(strstr(out, "Invalid object pointer") && strstr(out, "realloc()"));
+	free(out);
+	for (int i = 0; i < 100; i++)
+		if (p[i] != 0x33) {
+			KT_FAIL("byte %d of the block changed", i);
+			break;
+		}
+	k_free(p);
+}
+
 /* ---- harness ---------------------------------------------------------- */
 
 struct ktest_case ktest_cases[KTEST_MAX];

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/boot.h"
+#include "core/printk.h"
 #include "malloc/huge.h"
 #include "malloc/reap.h"
 #include "malloc/size_class.h"
@@ -145,23 +146,23 @@ MALLOC_API void *calloc(size_t n, size_t size)
 	return do_malloc(bytes, MALLOC_GFP | __GFP_ZERO);
 }
 
-/* Usable size of a pointer kmem handed out, 0 if it did not; its slab cache in *sp (or NULL). */
-static size_t usable_size(const void *p, struct kmem_cache **sp)
+/* Usable size of a pointer kmem handed out, 0 if it did not; its slab in *slabp (or NULL). */
+static size_t usable_size(const void *p, struct slab **slabp)
 {
-	size_t n = kmalloc_usable_size_cache(p, sp);
+	size_t n = kmalloc_usable_size_slab(p, slabp);
 
 	return n ? n : huge_usable_size(p);
 }
 
 MALLOC_API size_t malloc_usable_size(void *p)
 {
-	struct kmem_cache *s;
+	struct slab *slab;
 
 	if (!p)
 		return 0;
-	size_t n = usable_size(p, &s);
+	size_t n = usable_size(p, &slab);
 	/* The program may use all of it now (slab_debug=UZ: no kmalloc red zone for it). */
-	kmalloc_resize_in_place(s, p, 0, false);
+	kmalloc_resize_in_place(slab ? slab->slab_cache : NULL, p, 0, false);
 	return n;
 }
 
@@ -175,8 +176,17 @@ MALLOC_API void *realloc(void *p, size_t size)
 		return NULL;
 	}
 
-	struct kmem_cache *s;
-	size_t old = usable_size(p, &s);
+	struct slab *slab;
+	size_t old = usable_size(p, &slab);
+	struct kmem_cache *s = slab ? slab->slab_cache : NULL;
+	if (unlikely(s && !slab_obj_valid(s, slab, p))) {
+		/* As free() of it would: reported, and nothing done (glibc aborts). */
+		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
+			    "INFO: realloc() of a pointer that is not the start of an object; NULL returned, nothing freed\n",
+			    s->name, p);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (old) {
 		/* In place when it fits and would not waste more than half. */
 		if (size <= old && (size > old / 2 || old <= MALLOC_MIN)) {

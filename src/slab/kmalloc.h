@@ -61,21 +61,31 @@ static __attribute__((always_inline)) inline void kfree_inline(const void *p, co
 }
 
 /*
- * Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it; *sp
- * gets its slab cache (NULL for a large kmalloc).  One page lookup.
+ * Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it;
+ * *slabp gets its slab (NULL for a large kmalloc).  One page lookup.
  */
-static inline size_t kmalloc_usable_size_cache(const void *p, struct kmem_cache **sp)
+static inline size_t kmalloc_usable_size_slab(const void *p, struct slab **slabp)
 {
 	struct page *head = virt_to_head_page_checked(p);
 
-	*sp = NULL;
+	*slabp = NULL;
 	if (head && PageSlab(head)) {
-		*sp = page_slab(head)->slab_cache;
-		return slub_ksize(*sp);
+		*slabp = page_slab(head);
+		return slub_ksize((*slabp)->slab_cache);
 	}
 	if (head && PageLargeKmalloc(head))
 		return PAGE_SIZE << compound_order(head);
 	return 0;
+}
+
+/* The same, with the slab's cache in *sp. */
+static inline size_t kmalloc_usable_size_cache(const void *p, struct kmem_cache **sp)
+{
+	struct slab *slab;
+	size_t n = kmalloc_usable_size_slab(p, &slab);
+
+	*sp = slab ? slab->slab_cache : NULL;
+	return n;
 }
 
 static inline size_t kmalloc_usable_size(const void *p)
