@@ -569,9 +569,10 @@ void free_single_chain(struct kmem_cache *s, struct slab *slab, void *head, unsi
 /*
  * Print the objects still allocated in @s's node partial slabs, at most
  * @max of them (kernel list_slab_objects(), for a destroy that finds
- * objects left); returns how many were printed.  Full slabs are on no
- * list, as in a kernel without debug flags, so their objects go unnamed.
- * Objects on released pages (slub_release.c) are free.
+ * objects left); returns how many were printed.  As in the kernel, only
+ * partial slabs: full ones are on no list (or, for SLAB_STORE_USER caches,
+ * on the full list, whose objects alloc_traces names).  Objects on
+ * released pages (slub_release.c) are free.
  */
 unsigned long list_slab_objects(struct kmem_cache *s, unsigned int max)
 {
