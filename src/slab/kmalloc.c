@@ -126,11 +126,6 @@ KMEM_API void kfree_bulk(size_t size, void **p)
 	kmem_cache_free_bulk(NULL, size, p);
 }
 
-unsigned int kmalloc_orig_size(struct kmem_cache *s, const void *p)
-{
-	return slub_orig_size(s, (void *)p);
-}
-
 bool is_large_kmalloc(const void *p)
 {
 	struct page *head = virt_to_head_page_checked(p);
@@ -176,7 +171,7 @@ KMEM_API void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 		return (void *)p;
 	}
 	/* What the object holds: past the size asked for, a kmalloc red zone (kernel __do_krealloc()). */
-	size_t copy = s ? kmalloc_orig_size(s, p) : ks;
+	size_t copy = s ? slub_orig_size(s, (void *)p) : ks;
 	void *ret = kmalloc(new_size, gfp);
 	if (!ret)
 		return NULL;

@@ -88,13 +88,6 @@ static inline size_t kmalloc_usable_size_cache(const void *p, struct kmem_cache 
 	return n;
 }
 
-static inline size_t kmalloc_usable_size(const void *p)
-{
-	struct kmem_cache *s;
-
-	return kmalloc_usable_size_cache(p, &s);
-}
-
 /*
  * @p, an object of @s (from kmalloc_usable_size_cache(); NULL: not a slab
  * object), now holds @size bytes in place (0: the caller may use the whole
@@ -108,8 +101,6 @@ static inline void kmalloc_resize_in_place(struct kmem_cache *s, const void *p, 
 		slub_resize_object(s, (void *)p, size ? size : s->object_size, zero);
 }
 
-/* The size a kmalloc of @s asked for, as kept for its red zone (else the whole object). */
-unsigned int kmalloc_orig_size(struct kmem_cache *s, const void *p);
 bool is_large_kmalloc(const void *p);
 
 #endif /* KMEM_KMALLOC_H */

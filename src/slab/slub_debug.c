@@ -116,7 +116,6 @@ const struct slub_track *slub_get_track(struct kmem_cache *s, void *object, bool
 	return get_track(s, object, free_track ? TRACK_FREE : TRACK_ALLOC);
 }
 
-
 static void set_track(struct kmem_cache *s, void *object, enum track_item item, unsigned long addr)
 {
 	if (!(s->flags & SLAB_STORE_USER))
@@ -191,19 +190,13 @@ static unsigned int *orig_size_word(struct kmem_cache *s, void *object)
 	return (unsigned int *)(get_track(s, object, TRACK_ALLOC) + 2);
 }
 
-static unsigned int get_orig_size(struct kmem_cache *s, void *object)
+unsigned int slub_orig_size(struct kmem_cache *s, void *object)
 {
 	unsigned int n = orig_size_tracked(s) ? *orig_size_word(s, object) : s->object_size;
 
 	/* A slot never allocated reads 0; a corrupt word must not send checks past the object. */
 	return n && n <= s->object_size ? n : s->object_size;
 }
-
-unsigned int slub_orig_size(struct kmem_cache *s, void *object)
-{
-	return get_orig_size(s, object);
-}
-
 
 static void set_orig_size(struct kmem_cache *s, void *object, unsigned int size)
 {
@@ -220,7 +213,7 @@ void slub_resize_object(struct kmem_cache *s, void *object, size_t size, bool ze
 	if (!slab || slab->slab_cache != s || !slab_obj_valid(s, slab, object))
 		return;
 	/* Kernel __do_krealloc(): grown, the new bytes zeroed if asked (they were red zone)... */
-	unsigned int orig = get_orig_size(s, object);
+	unsigned int orig = slub_orig_size(s, object);
 	if (zero && size > orig)
 		memset((char *)object + orig, 0, size - orig);
 	/* ... shrunk, the bytes past the new size red zone again. */
@@ -242,7 +235,7 @@ static void init_object(struct kmem_cache *s, void *object, uint8_t val)
 	if (s->flags & SLAB_RED_ZONE) {
 		memset(p - s->red_left_pad, val, s->red_left_pad);
 		if (val == SLUB_RED_ACTIVE)
-			poison_size = get_orig_size(s, object);
+			poison_size = slub_orig_size(s, object);
 	}
 	if (object_poison(s)) {
 		memset(p, POISON_FREE, poison_size - 1);
@@ -353,7 +346,7 @@ static bool check_object(struct kmem_cache *s, struct slab *slab, void *object, 
 					     s->red_left_pad);
 		ok &= check_bytes_and_report(s, slab, p, "Right Redzone", p + s->object_size, val,
 					     s->inuse - s->object_size);
-		unsigned int orig = val == SLUB_RED_ACTIVE ? get_orig_size(s, object) : s->object_size;
+		unsigned int orig = val == SLUB_RED_ACTIVE ? slub_orig_size(s, object) : s->object_size;
 		if (orig < s->object_size)
 			ok &= check_bytes_and_report(s, slab, p, "kmalloc Redzone", p + orig, val,
 						     s->object_size - orig);
