@@ -38,6 +38,17 @@ KMEM_API unsigned long __get_free_pages(gfp_t gfp, unsigned int order);
 KMEM_API unsigned long get_zeroed_page(gfp_t gfp);
 KMEM_API void free_pages(unsigned long addr, unsigned int order);
 
+/*
+ * @size bytes of whole pages, no more (kernel alloc_pages_exact()): the block
+ * of get_order(@size) is split into order-0 pages and those past @size are
+ * freed at once.  Each page may be freed on its own (free_page()) or all
+ * with free_pages_exact(); @size need not be a multiple of PAGE_SIZE.  NULL
+ * for size 0 or more than 2^MAX_PAGE_ORDER pages.  __GFP_COMP is ignored,
+ * with a warning, as the kernel warns.
+ */
+KMEM_API void *alloc_pages_exact(size_t size, gfp_t gfp);
+KMEM_API void free_pages_exact(void *virt, size_t size);
+
 #define alloc_page(gfp)		alloc_pages(gfp, 0)
 #define __get_free_page(gfp)	__get_free_pages((gfp), 0)
 #define __free_page(page)	__free_pages((page), 0)

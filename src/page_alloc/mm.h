@@ -308,6 +308,22 @@ static inline void area_count(unsigned long *counter, long delta)
 #define FPI_TO_TAIL	(1u << 0)	/* keep it back: fresh or just-reported memory */
 #define FPI_REPORTED	(1u << 1)	/* the block's memory has been given back to the OS */
 
+/*
+ * For page_exact.c.  __alloc_pages_untouched(): alloc_pages() that also says
+ * whether the block's memory is untouched since it went back to the OS
+ * (reads as zeroes).  __free_pages_prepare(): __free_pages()'s checks (a
+ * report and false if the block may not be freed) and clearing;
+ * __free_prepared(): the rest of it (FPI_REPORTED: untouched memory).
+ */
+struct page *__alloc_pages_untouched(gfp_t gfp, unsigned int order, bool *untouched);
+bool __free_pages_prepare(struct page *page, unsigned int order);
+void __free_prepared(struct page *page, unsigned int order, unsigned int fpi);
+/*
+ * alloc_pages_exact() from a block of @order (at least get_order(@size)):
+ * the result is aligned to PAGE_SIZE << @order, for aligned allocations.
+ */
+void *__alloc_pages_exact(size_t size, unsigned int order, gfp_t gfp);
+
 /* Boot: reserve and online physical memory, set up the zone. */
 int mm_core_init(void);
 /* Bring @nr_pages more pages online (memory hotplug); 0 or -ENOMEM. */

@@ -856,9 +856,10 @@ static inline void prep_compound_page(struct page *page, unsigned int order)
 		__atomic_store_n(&page[i].compound_head, (unsigned long)page + 1, __ATOMIC_RELAXED);
 }
 
-static inline void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
+/* Returns whether the block was untouched since given back to the OS (reads as zeroes). */
+static inline bool prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 {
-	bool zeroed = PageReported(page);	/* untouched since given back to the OS */
+	bool zeroed = PageReported(page);
 
 	__atomic_store_n(&page->flags, 0UL, __ATOMIC_RELAXED);
 	__atomic_store_n(&page->order, (unsigned char)order, __ATOMIC_RELAXED);
@@ -868,9 +869,12 @@ static inline void prep_new_page(struct page *page, unsigned int order, gfp_t gf
 		prep_compound_page(page, order);
 	if ((gfp & __GFP_ZERO) && !zeroed)
 		memset(__page_address(page), 0, PAGE_SIZE << order);
+	return zeroed;
 }
 
-static struct page *__alloc_pages_noprof(gfp_t gfp, unsigned int order, bool use_pcp)
+/* @untouched: if not NULL, gets prep_new_page()'s answer. */
+static struct page *__alloc_pages_noprof(gfp_t gfp, unsigned int order, bool use_pcp,
+					 bool *untouched)
 {
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		if (!(gfp & __GFP_NOWARN))
@@ -894,19 +898,21 @@ static struct page *__alloc_pages_noprof(gfp_t gfp, unsigned int order, bool use
 		return NULL;
 	}
 	pcp_count_events(PGALLOC_NORMAL, 1UL << order);
-	prep_new_page(page, order, gfp);
+	bool zeroed = prep_new_page(page, order, gfp);
+	if (untouched)
+		*untouched = zeroed;
 	return page;
 }
 
 /* For allocator metadata: never parks pages on this thread's pcp lists. */
 struct page *alloc_pages_nopcp(gfp_t gfp, unsigned int order)
 {
-	return __alloc_pages_noprof(gfp, order, false);
+	return __alloc_pages_noprof(gfp, order, false, NULL);
 }
 
 __attribute__((noinline)) static struct page *alloc_pages_slow(gfp_t gfp, unsigned int order)
 {
-	return __alloc_pages_noprof(gfp, order, true);
+	return __alloc_pages_noprof(gfp, order, true, NULL);
 }
 
 KMEM_API struct page *alloc_pages(gfp_t gfp, unsigned int order)
@@ -919,6 +925,18 @@ KMEM_API struct page *alloc_pages(gfp_t gfp, unsigned int order)
 		}
 	}
 	return alloc_pages_slow(gfp, order);
+}
+
+struct page *__alloc_pages_untouched(gfp_t gfp, unsigned int order, bool *untouched)
+{
+	if (likely(order <= PAGE_ALLOC_COSTLY_ORDER)) {
+		struct page *page = pcp_alloc_fast(order, gfp_migratetype(gfp));
+		if (likely(page)) {
+			*untouched = prep_new_page(page, order, gfp);
+			return page;
+		}
+	}
+	return __alloc_pages_noprof(gfp, order, true, untouched);
 }
 
 /* ---- freeing ------------------------------------------------------- */
@@ -978,6 +996,30 @@ __attribute__((noinline)) static void free_pages_slow(struct page *page, unsigne
 	pcp_count_events(PGFREE, 1UL << order);
 	__atomic_store_n(&page->order, 0, __ATOMIC_RELAXED);
 	free_one_page(&zone_normal, page, order);
+}
+
+bool __free_pages_prepare(struct page *page, unsigned int order)
+{
+	return free_pages_prepare(page, order);
+}
+
+void __free_prepared(struct page *page, unsigned int order, unsigned int fpi)
+{
+	if (!(fpi & FPI_REPORTED)) {
+		if (likely(order <= PAGE_ALLOC_COSTLY_ORDER) &&
+		    likely(pcp_free_fast(page, order, get_pageblock_migratetype(page))))
+			return;
+		free_pages_slow(page, order);
+		return;
+	}
+	/* Untouched memory: straight to the buddy lists, still reported (no pcp list keeps that). */
+	struct zone *zone = &zone_normal;
+
+	pcp_count_events(PGFREE, 1UL << order);
+	__atomic_store_n(&page->order, 0, __ATOMIC_RELAXED);
+	kmem_lock(&zone->lock);
+	__free_one_page(page, __page_to_pfn(page), zone, order, get_pageblock_migratetype(page), fpi);
+	kmem_unlock(&zone->lock);
 }
 
 KMEM_API void __free_pages(struct page *page, unsigned int order)
