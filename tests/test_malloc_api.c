@@ -629,36 +629,101 @@ KTEST(usable_size)
 	}
 }
 
+/*
+ * The slab an object of the class named @name costs, per object, as
+ * @pages * 4096 / @objs, from its /proc/slabinfo line; false if none.
+ */
+static bool slabinfo_cost(const char *buf, const char *name, unsigned long *pages, unsigned long *objs)
+{
+	char key[48];
+	snprintf(key, sizeof(key), "\n%s ", name);
+	const char *l = strstr(buf, key);
+	unsigned long a, n, sz;
+	return l && sscanf(l + strlen(key), "%lu %lu %lu %lu %lu", &a, &n, &sz, objs, pages) == 5 && *objs;
+}
+
+/* The cache malloc would use for a class of @size: its own, or kmalloc's bucket. */
+static bool class_slabinfo_cost(const char *buf, size_t size, unsigned long *pages, unsigned long *objs)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "malloc-%zu", size);
+	if (slabinfo_cost(buf, name, pages, objs))
+		return true;
+	if (size < 1024 || size % 1024)
+		snprintf(name, sizeof(name), "kmalloc-%zu", size);
+	else
+		snprintf(name, sizeof(name), "kmalloc-%zuk", size / 1024);
+	return slabinfo_cost(buf, name, pages, objs);
+}
+
 KTEST(size_classes)
 {
 	/*
-	 * Four classes per doubling from 128 B, every 16 B below (size_class.h):
-	 * the usable size is the class.  Classes that are kmalloc buckets come
-	 * from kmalloc-<n>; the others from malloc-<n>, listed in /proc/slabinfo.
+	 * Every 16 B up to 128, four classes per doubling to 1 KiB, eight
+	 * from there, less those whose objects cost no less slab than a
+	 * larger class's (size_class.c): the usable size is the class.
+	 * Classes that are kmalloc buckets come from kmalloc-<n>; the others
+	 * from malloc-<n>, listed in /proc/slabinfo.  With slab_debug= the
+	 * slots grow and other classes may win: the table is for the
+	 * defaults, the rule is checked in both.
 	 */
 	static const size_t cases[][2] = {
 		{ 1, 16 }, { 17, 32 }, { 33, 48 }, { 100, 112 }, { 129, 160 }, { 200, 224 },
-		{ 300, 320 }, { 500, 512 }, { 513, 640 }, { 1000, 1024 }, { 1100, 1280 },
-		{ 1537, 1792 }, { 2100, 2560 }, { 5000, 5120 }, { 7000, 7168 }, { 8192, 8192 },
+		{ 300, 320 }, { 500, 512 }, { 513, 640 }, { 1000, 1024 }, { 1100, 1152 },
+		{ 1537, 1664 }, { 2100, 2304 }, { 3300, 3584 }, { 4376, 4608 }, { 5000, 5120 },
+		{ 5500, 6144 }, { 7000, 8192 }, { 8192, 8192 },
 	};
 	static char buf[256 * 1024];
+	char rz[8] = "";
 
+	KT_ASSERT(so_kmem_read("/sys/kernel/slab/kmalloc-512/red_zone", rz, sizeof(rz)) > 0);
+	bool debug = rz[0] == '1';
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		void *p = k_malloc(cases[i][0]);
 		KT_ASSERT(p != NULL);
-		if (k_usable(p) != cases[i][1])
+		if (!debug && k_usable(p) != cases[i][1])
 			KT_FAIL("malloc(%zu): usable size %zu, want the class %zu", cases[i][0],
 				k_usable(p), cases[i][1]);
+		KT_EXPECT(k_usable(p) >= cases[i][0]);
 		KT_EXPECT(aligned(p, 16));
 		k_free(p);
 	}
 	KT_ASSERT(so_kmem_read("/proc/slabinfo", buf, sizeof(buf)) > 0);
 	KT_EXPECT(strstr(buf, "\nmalloc-320 ") != NULL);
-	KT_EXPECT(strstr(buf, "\nmalloc-7168 ") != NULL);
+	if (!debug) {
+		KT_EXPECT(strstr(buf, "\nmalloc-4608 ") != NULL);
+		/* 4 objects a 32 KiB slab, as 8192's: no class of its own. */
+		KT_EXPECT(strstr(buf, "\nmalloc-7168 ") == NULL);
+	}
 	/* That one is kmalloc-512, unless slab_debug= red-zoned it (its slots grow to 1536 B). */
-	char rz[8] = "";
-	KT_ASSERT(so_kmem_read("/sys/kernel/slab/kmalloc-512/red_zone", rz, sizeof(rz)) > 0);
-	KT_EXPECT((strstr(buf, "\nmalloc-512 ") == NULL) == (rz[0] == '0'));
+	KT_EXPECT((strstr(buf, "\nmalloc-512 ") == NULL) == !debug);
+
+	/*
+	 * The rule, for every size from 1 KiB in 16-byte steps: no class of
+	 * the size or larger costs less slab per object than the one malloc
+	 * uses, and none as little is larger.
+	 */
+	for (size_t n = 1024; n <= 8192; n += 16) {
+		void *p = k_malloc(n);
+		KT_ASSERT(p != NULL);
+		size_t u = k_usable(p);
+		k_free(p);
+		unsigned long up, uo, cp, co;
+		if (!class_slabinfo_cost(buf, u, &up, &uo)) {
+			KT_FAIL("malloc(%zu): class %zu not in /proc/slabinfo", n, u);
+			return;
+		}
+		for (size_t c = n; c <= 8192; c += 16) {
+			if (c == u || !class_slabinfo_cost(buf, c, &cp, &co))
+				continue;
+			/* cp/co < up/uo, or equal and larger */
+			if (cp * uo < up * co || (cp * uo == up * co && c > u)) {
+				KT_FAIL("malloc(%zu) uses class %zu (%lu pages / %lu objects), but class %zu "
+					"costs %lu pages / %lu objects", n, u, up, uo, c, cp, co);
+				return;
+			}
+		}
+	}
 }
 
 /* ---- huge and impossible sizes ------------------------------------- */

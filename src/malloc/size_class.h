@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * malloc's size classes up to KMALLOC_MAX_CACHE_SIZE: four per doubling from
- * 128 B (jemalloc's spacing), every 16 B below.  kmalloc's own buckets are
- * powers of two (plus 96 and 192), which rounds a 300-byte request up to
- * 512: fine for the kernel's callers, who size their structures to fit, but
- * 1.3x the memory for a program whose sizes are spread evenly.  Classes that
+ * malloc's size classes up to KMALLOC_MAX_CACHE_SIZE: every 16 B up to 128,
+ * then four per doubling (jemalloc's spacing), eight from 1 KiB, less those
+ * no cheaper in slab than a larger one (size_class.c).  kmalloc's own
+ * buckets are powers of two (plus 96 and 192), which rounds a 300-byte
+ * request up to 512: fine for the kernel's callers, who size their
+ * structures to fit, but 1.3x the memory for a program whose sizes are
+ * spread evenly.  Classes that
  * are kmalloc buckets use the kmalloc cache; the others get a cache of their
  * own, "malloc-<size>", in /proc/slabinfo beside them.
  */

@@ -160,6 +160,13 @@ static inline bool offset_is_multiple(uint64_t n, uint64_t magic)
 
 /* slab_common.c */
 int kmem_cache_init(void);
+/*
+ * The slab a cache kmem_cache_create() would make of these arguments now
+ * (slab_debug= included): its bytes and objects, for a caller choosing
+ * sizes (malloc's classes).  0, or -EINVAL where create would fail.
+ */
+int kmem_cache_slab_fit(const char *name, unsigned int size, unsigned int align, slab_flags_t flags,
+			unsigned int *slab_bytes, unsigned int *objects);
 struct kmem_cache *kmalloc_cache(unsigned int index);
 void slab_report_bad_free(const char *func, const void *x, const char *why);
 

@@ -190,6 +190,16 @@ static int check_create_args(const char *name, unsigned int size, unsigned int a
 	return 0;
 }
 
+int kmem_cache_slab_fit(const char *name, unsigned int size, unsigned int align, slab_flags_t flags,
+			unsigned int *slab_bytes, unsigned int *objects)
+{
+	int err = check_create_args(name, size, align, flags);
+
+	if (err)
+		return err;
+	return slub_probe_slab(size, align, kmem_cache_flags(flags, name), slab_bytes, objects);
+}
+
 KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
 					      unsigned int align, slab_flags_t flags,
 					      void (*ctor)(void *))

@@ -1015,6 +1015,20 @@ static struct slab_order_params order_params(void)
 	return p;
 }
 
+int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags,
+		    unsigned int *slab_bytes, unsigned int *objects)
+{
+	struct slab_order_params p = order_params();
+	struct slub_layout l;
+	int rc = slub_calculate_layout(size, align, flags, false, &p, &l);
+
+	if (rc)
+		return rc;
+	*slab_bytes = (unsigned int)PAGE_SIZE << l.order;
+	*objects = l.objects;
+	return 0;
+}
+
 int slub_cache_create(struct kmem_cache *s)
 {
 	struct slab_order_params p = order_params();
