@@ -11,6 +11,7 @@
 #ifndef KMEM_BENCH_H
 #define KMEM_BENCH_H
 
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -92,6 +93,64 @@ static inline void bench_results_path(char *out, size_t size, const char *file)
 	}
 	snprintf(out, size, "%s", file);
 }
+
+/*
+ * Start @argv (PATH searched) in a child: LD_PRELOAD=@preload (NULL: no
+ * LD_PRELOAD at all), stdin from the file @in (NULL: inherited), stdout into
+ * a pipe whose read end is put in *@out; @setup (if not NULL) runs in the
+ * child just before the exec (setrlimit...).  The child's pid, or -1.
+ */
+static inline pid_t bench_spawn(char *const argv[], const char *preload, const char *in, int *out,
+				void (*setup)(void))
+{
+	int fd[2];
+
+	if (pipe(fd))
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		dup2(fd[1], 1);
+		if (in) {
+			int ifd = open(in, O_RDONLY);
+			if (ifd < 0)
+				_exit(126);
+			dup2(ifd, 0);
+		}
+		if (preload)
+			setenv("LD_PRELOAD", preload, 1);
+		else
+			unsetenv("LD_PRELOAD");
+		if (setup)
+			setup();
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	*out = fd[0];
+	return pid;
+}
+
+/*
+ * The allocators of the benchmarks that run programs under LD_PRELOAD: kmem
+ * (lib NULL here: bench_self_and_kmem() finds the build's), glibc (nothing
+ * preloaded) and Debian's peers, in this order.
+ */
+static const struct bench_alloc {
+	const char *name, *lib;
+} bench_allocs[] = {
+	{ "kmem", NULL }, { "glibc", NULL },
+	{ "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" },
+	{ "mimalloc", "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2" },
+	{ "tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4" },
+};
+#define BENCH_NR_ALLOCS	((int)(sizeof(bench_allocs) / sizeof(bench_allocs[0])))
 
 /* Is @cmd on the PATH? */
 static inline bool bench_have(const char *cmd)

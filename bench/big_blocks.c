@@ -155,37 +155,27 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static void limit_address_space(void)
+{
+	struct rlimit rl = { 2000000UL * 1024, 2000000UL * 1024 };
+
+	setrlimit(RLIMIT_AS, &rl);
+}
+
 /* One child: this binary, @args, under @preload; false if it failed. */
 static bool run(const char *self, const char *preload, const char *arg, const char *arg2, bool limit,
 		struct result *res)
 {
-	int fd[2];
-
-	if (pipe(fd))
-		return false;
-	fflush(NULL);
+	char *argv[] = { (char *)self, (char *)arg, (char *)arg2, NULL };
+	int fd;
 	double t0 = now_s();
-	pid_t pid = fork();
+	pid_t pid = bench_spawn(argv, preload, NULL, &fd, limit ? limit_address_space : NULL);
+
 	if (pid < 0)
 		return false;
-	if (pid == 0) {
-		close(fd[0]);
-		dup2(fd[1], 1);
-		if (preload)
-			setenv("LD_PRELOAD", preload, 1);
-		else
-			unsetenv("LD_PRELOAD");
-		if (limit) {
-			struct rlimit rl = { 2000000UL * 1024, 2000000UL * 1024 };
-			setrlimit(RLIMIT_AS, &rl);
-		}
-		execl(self, self, arg, arg2, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
 	char out[64] = "";
-	ssize_t n = read(fd[0], out, sizeof(out) - 1);
-	close(fd[0]);
+	ssize_t n = read(fd, out, sizeof(out) - 1);
+	close(fd);
 	int status;
 	struct rusage ru;
 	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
@@ -230,19 +220,14 @@ int main(int argc, char **argv)
 	char self[PATH_MAX], kmem[PATH_MAX + 64];
 	if (!bench_self_and_kmem(self, kmem))
 		return 1;
-	static const struct { const char *name, *lib; } allocs[] = {
-		{ "kmem", NULL }, { "glibc", NULL },
-		{ "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" },
-		{ "mimalloc", "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2" },
-		{ "tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4" },
-	};
+	const struct bench_alloc *allocs = bench_allocs;
 	static const struct { const char *title, *arg, *arg2; bool limit; } cases[] = {
 		{ "grow", "--grow", NULL, false },
 		{ "mix", "--mix", NULL, false },
 		{ "ulimit 1000 B", "--ulimit", "1000", true },
 		{ "ulimit 8 MiB", "--ulimit", "8388608", true },
 	};
-	enum { NA = sizeof(allocs) / sizeof(allocs[0]), NC = sizeof(cases) / sizeof(cases[0]) };
+	enum { NA = BENCH_NR_ALLOCS, NC = sizeof(cases) / sizeof(cases[0]) };
 	static double v[NC][NA][5][15];
 	int ok[NA];
 

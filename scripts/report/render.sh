@@ -227,6 +227,25 @@ fi
 		echo
 	fi
 
+	echo "### Real programs (bench_real_programs)"
+	echo
+	status_line bench_real_programs
+	if have bench_real_programs; then
+		echo "Debian's sqlite3, python3 and sort under each allocator (LD_PRELOAD), each in its own"
+		echo "process, rounds alternating the allocators; peak RSS (MB) and wall time, medians; a"
+		echo "\`*\` would mark output that differs from glibc's:"
+		echo
+		echo '```'
+		sed -n '/^program/,$p' "$raw/bench_real_programs.txt"
+		echo '```'
+		echo
+		echo "sqlite3 keeps its pages in blocks of the page size plus a header: 4376 bytes for 4 KiB"
+		echo "pages, which kmem's class of 4608 holds 7 to a 32 KiB slab; 8480 bytes for 8 KiB pages,"
+		echo "beyond the slab classes, where a block is a whole buddy order (16 KiB, of which the 3"
+		echo "pages written are resident). glibc's heap fits each block to 16 bytes."
+		echo
+	fi
+
 	echo "### Short-lived processes (bench_startup)"
 	echo
 	status_line bench_startup

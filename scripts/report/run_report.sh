@@ -3,7 +3,8 @@
 #
 #   1. the seed benchmarks that exist in build/bin (bench_page_frag,
 #      bench_page_alloc_speed, bench_slab_bulk, bench_slab_prodcons,
-#      bench_slab_vs_malloc, bench_threads_rss, bench_startup), with options for a shorter run; one that is
+#      bench_slab_vs_malloc, bench_threads_rss, bench_real_programs,
+#      bench_startup), with options for a shorter run; one that is
 #      missing or fails is noted and skipped;
 #   2. build/bin/kmem-run, the page-allocator demo;
 #   3. bench_peers_workloads under kmem (libkmem-malloc.so, SLUB), glibc,
@@ -135,6 +136,7 @@ else
 	fi
 	seed bench_slab_vs_malloc 300 -r 3 -n 500000 -C
 	seed bench_threads_rss 120
+	seed bench_real_programs 400 -r 3
 	seed bench_startup 300 -n 100 -r 3
 
 	# ---- 2. the page-allocator demo ---------------------------------------
