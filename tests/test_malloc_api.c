@@ -672,6 +672,8 @@ KTEST(size_classes)
 		{ 300, 320 }, { 500, 512 }, { 513, 640 }, { 1000, 1024 }, { 1100, 1152 },
 		{ 1537, 1664 }, { 2100, 2304 }, { 3300, 3584 }, { 4376, 4608 }, { 5000, 5120 },
 		{ 5500, 6144 }, { 7000, 8192 }, { 8192, 8192 },
+		/* Past kmalloc's caches: a class while it costs less slab than a buddy block. */
+		{ 8193, 10240 }, { 10240, 10240 }, { 10241, 16384 }, { 16384, 16384 }, { 16385, 32768 },
 	};
 	static char buf[256 * 1024];
 	char rz[8] = "";
@@ -701,19 +703,32 @@ KTEST(size_classes)
 	/*
 	 * The rule, for every size from 1 KiB in 16-byte steps: no class of
 	 * the size or larger costs less slab per object than the one malloc
-	 * uses, and none as little is larger.
+	 * uses, and none as little is larger.  Past 8 KiB, a size without a
+	 * class is a buddy block, and no class may cost less than that.
 	 */
-	for (size_t n = 1024; n <= 8192; n += 16) {
+	for (size_t n = 1024; n <= 16384; n += 16) {
 		void *p = k_malloc(n);
 		KT_ASSERT(p != NULL);
 		size_t u = k_usable(p);
 		k_free(p);
 		unsigned long up, uo, cp, co;
+		size_t block = 4096;
+		while (block < n)
+			block *= 2;
 		if (!class_slabinfo_cost(buf, u, &up, &uo)) {
-			KT_FAIL("malloc(%zu): class %zu not in /proc/slabinfo", n, u);
+			if (n <= 8192 || u != block) {
+				KT_FAIL("malloc(%zu): usable %zu, neither a class in /proc/slabinfo nor a %zu-byte block",
+					n, u, block);
+				return;
+			}
+			up = u / 4096;	/* a block of u / 4096 pages for one object */
+			uo = 1;
+		} else if (n > 8192 && up * 4096 >= (unsigned long)block * uo) {
+			KT_FAIL("malloc(%zu): class %zu costs %lu pages / %lu objects, no less than a buddy block",
+				n, u, up, uo);
 			return;
 		}
-		for (size_t c = n; c <= 8192; c += 16) {
+		for (size_t c = n; c <= 16384; c += 16) {
 			if (c == u || !class_slabinfo_cost(buf, c, &cp, &co))
 				continue;
 			/* cp/co < up/uo, or equal and larger */

@@ -240,9 +240,9 @@ fi
 		echo '```'
 		echo
 		echo "sqlite3 keeps its pages in blocks of the page size plus a header: 4376 bytes for 4 KiB"
-		echo "pages, which kmem's class of 4608 holds 7 to a 32 KiB slab; 8480 bytes for 8 KiB pages,"
-		echo "beyond the slab classes, where a block is a whole buddy order (16 KiB, of which the 3"
-		echo "pages written are resident). glibc's heap fits each block to 16 bytes."
+		echo "pages, which kmem's class of 4608 holds 7 to a 32 KiB slab (4681 bytes each); 8480 bytes"
+		echo "for 8 KiB pages, which its class of 10240 holds 3 to a 32 KiB slab (10923 bytes each)."
+		echo "glibc's heap fits each block to 16 bytes; jemalloc's class for 8480 is 10240."
 		echo
 	fi
 

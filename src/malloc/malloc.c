@@ -86,7 +86,7 @@ static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp,
 
 static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t gfp)
 {
-	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
+	if (likely(size - 1 < MALLOC_MAX_CLASS_SIZE)) {
 		/* Slot 0 (no class yet) and slub_thread_none are empty: the slow path. */
 		void *p = slub_alloc_slot(&slub_this->cpu[malloc_class_slot(size)], gfp);
 		if (likely(p))

@@ -13,7 +13,7 @@ static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
 	   "malloc size classes four per doubling, eight from 1 KiB (0: kmalloc's power-of-two buckets only)");
 
-#define NR_OWN_CLASSES	48	/* every class (44), when none can be a kmalloc bucket (slab_debug=Z) */
+#define NR_OWN_CLASSES	56	/* every candidate to 16 KiB (52), when none is a kmalloc bucket (slab_debug=Z) */
 static struct kmem_cache *own_caches[NR_OWN_CLASSES];
 static int nr_own;
 static kmem_lock_t classes_lock = KMEM_LOCK_INIT;
@@ -111,6 +111,10 @@ static void candidates_init(void)
 	}
 }
 
+/*
+ * 0 for a size past kmalloc's caches whose best class costs no less than
+ * the page allocator's block (a whole buddy order): no class then.
+ */
 static unsigned int best_class(unsigned int size)
 {
 	int best = -1;
@@ -122,22 +126,39 @@ static unsigned int best_class(unsigned int size)
 		if (best < 0 || cand_bytes[j] * cand_objs[best] <= cand_bytes[best] * cand_objs[j])
 			best = j;
 	}
+	if (size > KMALLOC_MAX_CACHE_SIZE &&
+	    (best < 0 || cand_bytes[best] >= (PAGE_SIZE << get_order(size)) * cand_objs[best]))
+		return 0;
 	/* None could be costed (no memory?): the plain class, whose creation will say. */
 	return best < 0 ? class_of(size) : candidate[best];
 }
 
-static struct kmem_cache *class_cache(unsigned int size)
+/* The cache for @size, NULL if it has none (see best_class()); *@err if one could not be made. */
+static struct kmem_cache *class_cache(unsigned int size, bool *err)
 {
-	unsigned int cls = malloc_fine_classes ? best_class(size) : (unsigned int)kmalloc_size_roundup(size);
+	unsigned int cls;
 
-	if (is_kmalloc_bucket(cls)) {
+	*err = false;
+	if (malloc_fine_classes)
+		cls = best_class(size);
+	else
+		cls = size <= KMALLOC_MAX_CACHE_SIZE ? (unsigned int)kmalloc_size_roundup(size) : 0;
+	if (!cls)
+		return NULL;
+	*err = true;	/* until a cache is found */
+
+	if (cls <= KMALLOC_MAX_CACHE_SIZE && is_kmalloc_bucket(cls)) {
 		struct kmem_cache *k = kmalloc_cache(kmalloc_slab_index(cls));
-		if (!k || bucket_fits_malloc(k))
+		if (!k || bucket_fits_malloc(k)) {
+			*err = !k;
 			return k;
+		}
 	}
 	for (int i = 0; i < nr_own; i++)
-		if (kmem_cache_size(own_caches[i]) == cls)
+		if (kmem_cache_size(own_caches[i]) == cls) {
+			*err = false;
 			return own_caches[i];
+		}
 	if (nr_own == NR_OWN_CLASSES)
 		return NULL;
 	char name[32];
@@ -150,6 +171,7 @@ static struct kmem_cache *class_cache(unsigned int size)
 	struct kmem_cache *s = kmem_cache_create(name, cls, 16, SLAB_NO_MERGE | SLAB_KMALLOC, NULL);
 	if (s)
 		own_caches[nr_own++] = s;
+	*err = !s;
 	return s;
 }
 
@@ -167,8 +189,9 @@ int malloc_classes_init(void)
 	if (malloc_fine_classes)
 		candidates_init();
 	for (unsigned int i = 1; i < MALLOC_NR_CLASS_ENTRIES && !rc; i++) {
-		struct kmem_cache *s = class_cache(i * 16);
-		if (!s)
+		bool err;
+		struct kmem_cache *s = class_cache(i * 16, &err);
+		if (err)
 			rc = -ENOMEM;
 		__atomic_store_n(&malloc_class[i], s, __ATOMIC_RELAXED);
 		if (s)

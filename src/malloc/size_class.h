@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * malloc's size classes up to KMALLOC_MAX_CACHE_SIZE: every 16 B up to 128,
+ * malloc's size classes up to KMALLOC_MAX_CACHE_SIZE and a little beyond (see
+ * MALLOC_MAX_CLASS_SIZE): every 16 B up to 128,
  * then four per doubling (jemalloc's spacing), eight from 1 KiB, less those
  * no cheaper in slab than a larger one (size_class.c).  kmalloc's own
  * buckets are powers of two (plus 96 and 192), which rounds a 300-byte
@@ -19,13 +20,21 @@
 #include "slab/slab.h"
 
 /*
- * Indexed by (size + 15) >> 4 for 1 <= size <= KMALLOC_MAX_CACHE_SIZE: one
+ * Classes may go past kmalloc's caches, up to 16 KiB: from 8 KiB a block
+ * is otherwise a whole buddy block (16 KiB for 8193 bytes), and a class is
+ * made where its slab costs less a block (10240: three in 32 KiB).  Sizes
+ * above the last such class have no entry (NULL): the page allocator.
+ */
+#define MALLOC_MAX_CLASS_SIZE	(2 * KMALLOC_MAX_CACHE_SIZE)
+
+/*
+ * Indexed by (size + 15) >> 4 for 1 <= size <= MALLOC_MAX_CLASS_SIZE: one
  * table for every size, so the fast path has one compare (the size range)
  * and no branch between a fine and a coarse table.  Every class is a
  * multiple of 16, so all the sizes of an entry share its class.  NULL
- * until set up.
+ * until set up, and above KMALLOC_MAX_CACHE_SIZE where no class pays.
  */
-#define MALLOC_NR_CLASS_ENTRIES	(KMALLOC_MAX_CACHE_SIZE / 16 + 1)
+#define MALLOC_NR_CLASS_ENTRIES	(MALLOC_MAX_CLASS_SIZE / 16 + 1)
 extern struct kmem_cache *malloc_class[MALLOC_NR_CLASS_ENTRIES];
 
 /*
@@ -40,7 +49,7 @@ static inline unsigned int malloc_class_slot(size_t size)
 	return __atomic_load_n(&malloc_slot[(size + 15) >> 4], __ATOMIC_RELAXED);
 }
 
-/* The cache for 1 <= @size <= KMALLOC_MAX_CACHE_SIZE, or NULL before set-up. */
+/* The cache for 1 <= @size <= MALLOC_MAX_CLASS_SIZE, or NULL (before set-up; no class). */
 static inline struct kmem_cache *malloc_class_cache(size_t size)
 {
 	return __atomic_load_n(&malloc_class[(size + 15) >> 4], __ATOMIC_RELAXED);
