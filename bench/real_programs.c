@@ -15,14 +15,17 @@
  *                JSON and parsed back
  *   sort         sort(1) of 1000000 random lines (about 20 MB)
  *
- * The inputs are generated into a temporary directory (a fixed seed, the
- * same bytes every run).  A program that is not installed is skipped.
+ * The inputs are generated into a temporary directory ($TMPDIR or /tmp; a
+ * fixed seed, the same bytes every run).  A program that is not installed
+ * is skipped.  Exit status 1 if a program fails under kmem or its output
+ * differs from glibc's.
  *
  *   bench_real_programs [-r ROUNDS]      default -r 3
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +35,11 @@
 
 #include "bench.h"
 
-static char dir[] = "/tmp/kmem-real-XXXXXX";
+static char dir[PATH_MAX / 2];	/* room for a file name after it */
+static const char *const input_files[] = { "t4k.sql", "t8k.sql", "alloc.py", "lines.txt" };
+#define NR_INPUTS	(sizeof(input_files) / sizeof(input_files[0]))
+static char input_path[NR_INPUTS][PATH_MAX];	/* ready before any signal can come */
+static volatile pid_t child;			/* the program running, for a signal to stop */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -134,6 +141,7 @@ static bool run(int p, const char *preload, struct result *res)
 	pid_t pid = bench_spawn(argv, preload, programs[p].input ? in : NULL, &fd, NULL);
 	if (pid < 0)
 		return false;
+	child = pid;
 	/* FNV-1a of the output, to compare with glibc's. */
 	uint64_t h = 0xcbf29ce484222325ull;
 	char buf[65536];
@@ -144,7 +152,9 @@ static bool run(int p, const char *preload, struct result *res)
 	close(fd);
 	int status;
 	struct rusage ru;
-	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+	pid_t waited = wait4(pid, &status, 0, &ru);
+	child = 0;
+	if (waited != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		return false;
 	res->secs = (double)(bench_now_ns() - t0) / 1e9;
 	res->rss_mb = (double)ru.ru_maxrss / 1024;
@@ -152,16 +162,21 @@ static bool run(int p, const char *preload, struct result *res)
 	return true;
 }
 
+/* The inputs are some 140 MB: removed at exit, and on a signal (timeout, ^C). */
 static void cleanup(void)
 {
-	static const char *const files[] = { "t4k.sql", "t8k.sql", "alloc.py", "lines.txt" };
-	char path[PATH_MAX];
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		unlink(path);
-	}
+	for (size_t i = 0; i < NR_INPUTS; i++)
+		unlink(input_path[i]);
 	rmdir(dir);
+}
+
+static void on_signal(int sig)
+{
+	if (child > 0)
+		kill(child, SIGKILL);
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 int main(int argc, char **argv)
@@ -181,21 +196,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_real_programs: no libkmem-malloc.so beside this binary's bin/\n");
 		return 1;
 	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/kmem-real-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
 	}
+	for (size_t i = 0; i < NR_INPUTS; i++)
+		snprintf(input_path[i], sizeof(input_path[i]), "%s/%s", dir, input_files[i]);
 	atexit(cleanup);
-	char path[PATH_MAX];
-	bool ok_in = true;
-	snprintf(path, sizeof(path), "%s/t4k.sql", dir);
-	ok_in &= write_sql(path, 4096);
-	snprintf(path, sizeof(path), "%s/t8k.sql", dir);
-	ok_in &= write_sql(path, 8192);
-	snprintf(path, sizeof(path), "%s/alloc.py", dir);
-	ok_in &= write_file(path, python_script);
-	snprintf(path, sizeof(path), "%s/lines.txt", dir);
-	ok_in &= write_lines(path);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	bool ok_in = write_sql(input_path[0], 4096) && write_sql(input_path[1], 8192) &&
+		     write_file(input_path[2], python_script) && write_lines(input_path[3]);
 	if (!ok_in) {
 		fprintf(stderr, "bench_real_programs: cannot write the inputs in %s\n", dir);
 		return 1;
@@ -241,6 +255,7 @@ int main(int argc, char **argv)
 	for (int a = 0; a < NA; a++)
 		printf(" %15s |", allocs[a].name);
 	printf(" kmem/best RSS | kmem/best time\n");
+	int status = 0;
 	for (int p = 0; p < NP; p++) {
 		if (!have[p]) {
 			printf("%-11s | not installed\n", programs[p].title);
@@ -256,6 +271,8 @@ int main(int argc, char **argv)
 			double m = bench_median(rss[p][a], rounds), t = bench_median(secs[p][a], rounds);
 			bool differs = a != 1 && ok[p][1] && (hash[p][a] != hash[p][1] || !same[p][a]);
 			printf(" %6.1f %6.2fs%s |", m, t, differs ? "*" : " ");
+			if (a == 0 && differs)
+				status = 1;
 			if (a == 0) {
 				k_rss = m;
 				k_t = t;
@@ -270,6 +287,10 @@ int main(int argc, char **argv)
 			printf(" %13.2fx | %13.2fx\n", k_rss / best_rss, k_t / best_t);
 		else
 			printf(" %13s | %13s\n", "n/a", "n/a");
+		if (!ok[p][0])
+			status = 1;	/* kmem failed it: said on stderr */
 	}
-	return 0;
+	if (status)
+		fprintf(stderr, "bench_real_programs: a program failed under kmem or its output differs from glibc's\n");
+	return status;
 }

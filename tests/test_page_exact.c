@@ -187,8 +187,111 @@ KTEST(bad_input_is_refused)
 	p = alloc_pages_exact(PAGE_SIZE, GFP_KERNEL);
 	EXPECT_REPORTS(1, free_pages_exact((char *)p + 8, 100), "not pages kmem manages");
 	EXPECT_REPORTS(0, free_pages_exact(NULL, 100), "");
+	/* Size 0 frees nothing, wherever it points (the kernel's loop runs no time). */
+	EXPECT_REPORTS(0, free_pages_exact(stack, 0), "");
+	EXPECT_REPORTS(0, free_pages_exact(p, 0), "");
+	KT_ASSERT_EQ(page_ref_count(virt_to_page(p)), 1);
 	free_pages_exact(p, PAGE_SIZE);
 	KT_ASSERT_EQ(free_pages_now(), before);
+	KT_ASSERT_ALL_FREE();
+}
+
+/* Lists with a reported block in front of an unreported one (reported blocks go to the tail). */
+static int reported_in_front(void)
+{
+	struct zone *z = &zone_normal;
+	int bad = 0;
+
+	kmem_lock(&z->lock);
+	for (int o = 0; o < NR_PAGE_ORDERS; o++)
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
+			struct page *page;
+			bool seen = false;
+			list_for_each_entry(page, &z->free_area[o].free_list[mt], buddy_list) {
+				if (PageReported(page))
+					seen = true;
+				else if (seen) {
+					bad++;
+					break;
+				}
+			}
+		}
+	kmem_unlock(&z->lock);
+	return bad;
+}
+
+/*
+ * The tail of a block that was untouched goes back still reported, behind
+ * the resident free memory: the next allocation takes resident memory.
+ */
+KTEST(untouched_tail_stays_reported_behind)
+{
+	boot();
+	drain_local_pages();
+	long reported0 = kt_vmstat("nr_free_reported");
+	/* Resident free pieces of every order below 10: a written block, all but a page freed. */
+	char *x = alloc_pages_exact(4UL << 20, GFP_KERNEL);
+	KT_ASSERT(x);
+	memset(x, 1, 4UL << 20);
+	free_pages_exact(x + PAGE_SIZE, (4UL << 20) - PAGE_SIZE);
+	drain_local_pages();
+	KT_ASSERT_EQ(reported_in_front(), 0);
+	/* 513 pages of an order-10 block from memory never touched: 511 untouched pages go back. */
+	char *p = alloc_pages_exact(513 * PAGE_SIZE, GFP_KERNEL);
+	KT_ASSERT(p);
+	long reported1 = kt_vmstat("nr_free_reported");
+	KT_ASSERT(reported1 >= reported0 - 1024 + 511 && reported1 <= reported0);
+	KT_ASSERT_EQ(reported_in_front(), 0);
+	consistent();
+	struct page *n = alloc_pages(GFP_KERNEL, 2);
+	KT_ASSERT(n);
+	KT_ASSERT(n < virt_to_page(p) || n >= virt_to_page(p) + 1024);
+	__free_pages(n, 2);
+	free_pages_exact(p, 513 * PAGE_SIZE);
+	free_page((unsigned long)x);
+	drain_local_pages();
+	KT_ASSERT_ALL_FREE();
+}
+
+/*
+ * One run over two pageblocks of different migratetypes (two movable and
+ * unmovable 2 MiB blocks side by side): freed in pageblock pieces, each on
+ * its own type's list, merged as the buddy lists merge pageblocks.
+ */
+KTEST(run_over_two_migratetypes)
+{
+	boot();
+	enum { N = 24 };
+	void *b[N];
+	int n = 0;
+
+	while (n < N && (b[n] = alloc_pages_exact(2UL << 20, GFP_KERNEL | __GFP_MOVABLE | __GFP_NOWARN)))
+		n++;
+	KT_ASSERT(n >= 4);
+	/* The upper halves of order-10 pairs back as unmovable memory, in the same place. */
+	for (int i = 0; i < n; i++)
+		if (page_to_pfn(virt_to_page(b[i])) & 512) {
+			free_pages_exact(b[i], 2UL << 20);
+			b[i] = alloc_pages_exact(2UL << 20, GFP_KERNEL | __GFP_NOWARN);
+			KT_ASSERT(b[i]);
+		}
+	int lo = -1, hi = -1;
+	for (int i = 0; i < n && lo < 0; i++)
+		for (int j = 0; j < n; j++)
+			if (!(page_to_pfn(virt_to_page(b[i])) & 1023) && (char *)b[j] == (char *)b[i] + (2UL << 20) &&
+			    get_pageblock_migratetype(virt_to_page(b[i])) !=
+				    get_pageblock_migratetype(virt_to_page(b[j]))) {
+				lo = i;
+				hi = j;
+				break;
+			}
+	KT_ASSERT(lo >= 0);
+	free_pages_exact(b[lo], 4UL << 20);
+	consistent();
+	for (int i = 0; i < n; i++)
+		if (i != lo && i != hi)
+			free_pages_exact(b[i], 2UL << 20);
+	drain_local_pages();
 	KT_ASSERT_ALL_FREE();
 }
 

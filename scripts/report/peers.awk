@@ -50,8 +50,9 @@ function kclass(s,    c) {
 # kmem's malloc size class (src/malloc/size_class.c, the default
 # malloc.fine_classes=1): every 16 B up to 128, then four per doubling and
 # eight from 1 KiB, less the classes whose objects cost no less slab than a
-# larger class's (with the default order-3 slabs: 3328, 3840, 5632, 6656,
-# 7168 and 7680 go); at least 16.
+# larger class's (with the default order-3 slabs on 2 CPUs: 3328, 3840, 5632, 6656,
+# 7168 and 7680 go; the slab calculation depends on the CPU count, so on
+# other machines this model may differ a little from malloc); at least 16.
 function mclass(s,    i) {
 	if (s <= 128)
 		return s <= 16 ? 16 : int((s + 15) / 16) * 16

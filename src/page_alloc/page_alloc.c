@@ -1020,6 +1020,9 @@ void __free_prepared(struct page *page, unsigned int order, unsigned int fpi)
 	kmem_lock(&zone->lock);
 	__free_one_page(page, __page_to_pfn(page), zone, order, get_pageblock_migratetype(page), fpi);
 	kmem_unlock(&zone->lock);
+	/* It may have merged with unreported buddies into a block to report. */
+	if (page_reporting_wanted(zone))
+		page_reporting_process(zone);
 }
 
 KMEM_API void __free_pages(struct page *page, unsigned int order)

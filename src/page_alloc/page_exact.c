@@ -24,13 +24,18 @@ static bool page_exact_ok(const struct page *page)
 	       !page_flags(page) && !PageTail(page);
 }
 
-/* The largest aligned piece starting at @pfn and ending by @end. */
+/*
+ * The largest aligned piece starting at @pfn and ending by @end, at most a
+ * pageblock: a bigger piece could span pageblocks of two migratetypes, and
+ * one __free_one_page() would list it all as the first one's (the kernel's
+ * __free_pages_ok() splits at pageblocks too).  Pieces merge on the lists.
+ */
 static unsigned int piece_order(unsigned long pfn, unsigned long end)
 {
-	unsigned int order = pfn ? (unsigned int)__builtin_ctzl(pfn) : MAX_PAGE_ORDER;
+	unsigned int order = pfn ? (unsigned int)__builtin_ctzl(pfn) : pageblock_order;
 
-	if (order > MAX_PAGE_ORDER)
-		order = MAX_PAGE_ORDER;
+	if (order > pageblock_order)
+		order = pageblock_order;
 	while (pfn + (1UL << order) > end)
 		order--;
 	return order;
@@ -39,11 +44,13 @@ static unsigned int piece_order(unsigned long pfn, unsigned long end)
 /*
  * Free @nr order-0 pages from @page.  @untouched: their memory was given
  * back to the OS and not written since (reads as zeroes), so they go back
- * still reported, and nobody madvises them again.
+ * still reported, and nobody madvises them again; at the list tails, as
+ * every reported block, so that allocations take resident memory first.
  */
 static void free_pages_range(struct page *page, unsigned long nr, bool untouched)
 {
 	unsigned long pfn = __page_to_pfn(page), end = pfn + nr;
+	unsigned int fpi = untouched ? FPI_REPORTED | FPI_TO_TAIL : FPI_NONE;
 
 	while (pfn < end) {
 		unsigned int order = piece_order(pfn, end);
@@ -56,14 +63,14 @@ static void free_pages_range(struct page *page, unsigned long nr, bool untouched
 			/* A bad page among them: one by one, so that it is reported and kept. */
 			for (i = 0; i < n; i++)
 				if (__free_pages_prepare(piece + i, 0))
-					__free_prepared(piece + i, 0, untouched ? FPI_REPORTED : FPI_NONE);
+					__free_prepared(piece + i, 0, fpi);
 		} else {
 			/* One block of @order now: its head allocated, the rest plain. */
 			for (i = 1; i < n; i++)
 				set_page_count(piece + i, 0);
 			__atomic_store_n(&piece->order, (unsigned char)order, __ATOMIC_RELAXED);
 			if (__free_pages_prepare(piece, order))
-				__free_prepared(piece, order, untouched ? FPI_REPORTED : FPI_NONE);
+				__free_prepared(piece, order, fpi);
 		}
 		pfn += n;
 	}
@@ -125,9 +132,10 @@ KMEM_API void *alloc_pages_exact(size_t size, gfp_t gfp)
 
 KMEM_API void free_pages_exact(void *virt, size_t size)
 {
-	if (!virt)
+	if (!virt || !size)
 		return;
-	unsigned long nr = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+	unsigned long nr = size > SIZE_MAX - PAGE_SIZE ? SIZE_MAX >> PAGE_SHIFT
+						       : (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
 	uintptr_t off = (uintptr_t)virt - (uintptr_t)mm_model.base;
 
 	if (unlikely(!virt_addr_valid(virt) || ((uintptr_t)virt & ~PAGE_MASK) ||
