@@ -1015,6 +1015,11 @@ static struct slab_order_params order_params(void)
 	return p;
 }
 
+__attribute__((noinline)) void *slub_zero_object(struct kmem_cache *s, void *object)
+{
+	return memset(object, 0, s->object_size);
+}
+
 int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags,
 		    unsigned int *slab_bytes, unsigned int *objects)
 {
