@@ -12,12 +12,16 @@
  *   mix      64 slots, 10000 random steps: free or posix_memalign, or
  *            realloc to a random size (to 300 B, 9 KB, 5 MiB, 20 MiB or
  *            4 MiB +- 4 KiB); data checked on every move
+ *   churn    200000 steps on a population of 8 KiB-2 MiB blocks (log-
+ *            uniform, each written whole, up to 64 MiB live): free a
+ *            random one or, by a coin, allocate; peak RSS is the point
  *   ulimit   under ulimit -v 2000000 (KB): how many MiB of 1000-byte
  *            blocks, and then of 8 MiB blocks, one process each, until
  *            malloc fails (capped at 1600 MiB); reports MiB reached
  *
  * Reported: wall time, system time, minor page faults and peak RSS of the
- * process (getrusage of the child) for grow and mix; MiB reached for ulimit.
+ * process (getrusage of the child) for grow, mix and churn; MiB reached for
+ * ulimit.
  *
  *   bench_big_blocks [-r ROUNDS]      default -r 3
  */
@@ -127,6 +131,46 @@ static int work_mix(void)
 	return 0;
 }
 
+/*
+ * A population of blocks from 8 KiB to 2 MiB (log-uniform), each written
+ * whole, churned: 200000 steps, each a free of a random block or, while
+ * under 64 MiB live, by a coin, an allocation.  What the page allocator's
+ * blocks cost in RSS when sizes come and go.
+ */
+static int work_churn(void)
+{
+	enum { N = 20000 };
+	static unsigned char *v[N];
+	static size_t sz[N];
+	size_t live = 0;
+	int n = 0;
+
+	for (long k = 0; k < 200000; k++) {
+		if (n && (live >= 64 * MiB || n == N || xr() % 2)) {
+			int i = (int)(xr() % (unsigned long long)n);
+			if (v[i][0] != (unsigned char)sz[i] || v[i][sz[i] - 1] != (unsigned char)sz[i])
+				return 1;
+			free(v[i]);
+			live -= sz[i];
+			v[i] = v[--n];
+			sz[i] = sz[n];
+		} else {
+			int b = 13 + (int)(xr() % 8);
+			size_t size = ((size_t)1 << b) + xr() % ((size_t)1 << b);
+			unsigned char *p = malloc(size);
+			if (!p)
+				return 1;
+			memset(p, (unsigned char)size, size);
+			v[n] = p;
+			sz[n++] = size;
+			live += size;
+		}
+	}
+	while (n)
+		free(v[--n]);
+	return 0;
+}
+
 /* Blocks of @size until malloc fails or 1600 MiB; prints the MiB reached. */
 static int work_ulimit(size_t size)
 {
@@ -207,6 +251,8 @@ int main(int argc, char **argv)
 		return work_grow();
 	if (argc >= 2 && !strcmp(argv[1], "--mix"))
 		return work_mix();
+	if (argc >= 2 && !strcmp(argv[1], "--churn"))
+		return work_churn();
 	if (argc >= 3 && !strcmp(argv[1], "--ulimit"))
 		return work_ulimit((size_t)atol(argv[2]));
 
@@ -224,6 +270,7 @@ int main(int argc, char **argv)
 	static const struct { const char *title, *arg, *arg2; bool limit; } cases[] = {
 		{ "grow", "--grow", NULL, false },
 		{ "mix", "--mix", NULL, false },
+		{ "churn", "--churn", NULL, false },
 		{ "ulimit 1000 B", "--ulimit", "1000", true },
 		{ "ulimit 8 MiB", "--ulimit", "8388608", true },
 	};
@@ -255,24 +302,26 @@ int main(int argc, char **argv)
 
 	printf("bench_big_blocks: median of %d rounds (alternating allocators); grow = realloc by\n"
 	       "halves to 16 MiB x200; mix = 10000 random free/posix_memalign/realloc steps on 64\n"
-	       "slots (to 20 MiB); ulimit = MiB of blocks malloc gives under ulimit -v 2000000\n\n",
+	       "slots (to 20 MiB); churn = 200000 frees or mallocs of 8 KiB-2 MiB blocks, written\n"
+	       "whole, up to 64 MiB live; ulimit = MiB of blocks malloc gives under ulimit -v 2000000\n\n",
 	       rounds);
-	printf("%-10s | %21s | %21s | %13s | %13s\n", "", "grow", "mix", "ulimit 1000 B", "ulimit 8 MiB");
-	printf("%-10s | %6s %6s %7s | %6s %6s %7s | %13s | %13s\n", "allocator", "s", "sys s", "faults",
-	       "s", "sys s", "faults", "MiB", "MiB");
+	printf("%-10s | %21s | %21s | %21s | %13s | %13s\n", "", "grow", "mix", "churn", "ulimit 1000 B",
+	       "ulimit 8 MiB");
+	printf("%-10s | %6s %6s %7s | %6s %6s %7s | %6s %6s %7s | %13s | %13s\n", "allocator", "s", "sys s",
+	       "faults", "s", "sys s", "faults", "s", "sys s", "faults", "MiB", "MiB");
 	for (int a = 0; a < NA; a++) {
 		if (!ok[a])
 			continue;
-		printf("%-10s | %6.2f %6.2f %6.0fk | %6.2f %6.2f %6.0fk | %13.0f | %13.0f\n", allocs[a].name,
-		       median(v[0][a][0], rounds), median(v[0][a][1], rounds),
-		       median(v[0][a][2], rounds) / 1000, median(v[1][a][0], rounds),
-		       median(v[1][a][1], rounds), median(v[1][a][2], rounds) / 1000,
-		       median(v[2][a][4], rounds), median(v[3][a][4], rounds));
+		printf("%-10s |", allocs[a].name);
+		for (int c = 0; c < 3; c++)
+			printf(" %6.2f %6.2f %6.0fk |", median(v[c][a][0], rounds), median(v[c][a][1], rounds),
+			       median(v[c][a][2], rounds) / 1000);
+		printf(" %13.0f | %13.0f\n", median(v[3][a][4], rounds), median(v[4][a][4], rounds));
 	}
 	printf("\npeak RSS (MB): ");
 	for (int a = 0; a < NA; a++)
 		if (ok[a])
-			printf("%s grow %.0f mix %.0f%s", allocs[a].name, median(v[0][a][3], rounds),
-			       median(v[1][a][3], rounds), a + 1 < NA ? "; " : "\n");
+			printf("%s grow %.0f mix %.0f churn %.0f%s", allocs[a].name, median(v[0][a][3], rounds),
+			       median(v[1][a][3], rounds), median(v[2][a][3], rounds), a + 1 < NA ? "; " : "\n");
 	return 0;
 }
