@@ -13,7 +13,7 @@
 #      for each allocator (starting at a different one each round), one run;
 #   4. scripts/report/render.sh: report/README.md and the PNG plots.
 #
-# Raw output goes to report/raw/.  Takes about 5-7 minutes on 2 cores.
+# Raw output goes to report/raw/.  Takes about 7 minutes on 2 cores.
 #
 #   scripts/report/run_report.sh [--quick]
 #     --quick              1 round at scale 0.2 (a smoke test, ~1 minute)
