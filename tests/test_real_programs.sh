@@ -590,8 +590,9 @@ for name in "${CHECKS[@]}"; do
 	done
 done
 
-# kmem.stats_at_exit=1: the allocator's state is printed as the program ends.
-# (Not with coreutils: their atexit handler closes stderr before that.)
+# kmem.stats_at_exit=1: the allocator's state is printed as the program ends,
+# also by coreutils, whose atexit handler closes stderr before that (kmem
+# keeps a copy of it).
 if selected stats_at_exit; then
 	for b in "${BACKENDS[@]}"; do
 		err=$T/stats.$b.err
@@ -609,6 +610,16 @@ if selected stats_at_exit; then
 			head -n 5 "$err" | sed 's/^/    /'
 		else
 			ok "stats_at_exit [$b] (/proc/slabinfo and /proc/meminfo printed at exit)"
+		fi
+		out=$(printf 'b\na\n' | LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b kmem.stats_at_exit=1" \
+			timeout "$LIMIT" sort 2>"$err" | tr '\n' ' ')
+		if [ "$out" != "a b " ]; then
+			fail "stats_at_exit [$b]: sort printed '$out'"
+		elif ! grep -q '^slabinfo - version: 2\.1$' "$err" || ! grep -q '^MemTotal: ' "$err"; then
+			fail "stats_at_exit [$b]: sort (which closes stderr at exit) printed no report"
+			head -n 5 "$err" | sed 's/^/    /'
+		else
+			ok "stats_at_exit [$b]: also from sort, which closes its stderr at exit"
 		fi
 	done
 fi

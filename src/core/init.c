@@ -165,6 +165,9 @@ static int boot_locked(const char *cmdline, bool from_env)
 			pr_err("cannot boot: fix KMEM_CMDLINE=\"%s\"\n", cmdline);
 		return rc;
 	}
+	/* Its report comes after the program's own exit handlers, which may close stderr. */
+	if (stats_at_exit)
+		os_keep_stderr();
 	atomic_store_explicit(&kmem_system_state, KMEM_BOOTING, memory_order_relaxed);
 	booting_thread = true;
 	rc = start_kmem();

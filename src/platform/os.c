@@ -171,13 +171,28 @@ int os_gettid(void)
 	return (int)syscall(SYS_gettid);
 }
 
+static int stderr_spare = -1;
+
+void os_keep_stderr(void)
+{
+	if (stderr_spare < 0)
+		stderr_spare = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
+}
+
 void os_write_stderr(const char *buf, size_t len)
 {
+	int fd = STDERR_FILENO;
+
 	while (len) {
-		ssize_t n = write(STDERR_FILENO, buf, len);
+		ssize_t n = write(fd, buf, len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			/* The program closed its stderr (coreutils do, at exit): the copy. */
+			if (errno == EBADF && fd == STDERR_FILENO && stderr_spare >= 0) {
+				fd = stderr_spare;
+				continue;
+			}
 			return;
 		}
 		buf += n;
