@@ -12,7 +12,8 @@
 # git, tar+gzip; kmem.stats_at_exit=1 prints /proc/slabinfo at exit; and
 # slab_debug=FZPU runs python3 unchanged and reports a program's heap overruns
 # and write after free; slab_debug=U with kmem.stats_at_exit=1 names the
-# function that leaked a program's blocks (alloc_traces).
+# function that leaked a program's blocks (alloc_traces); kmem.live=1 serves
+# a running python3's /proc and /sys to tools/kmemctl.
 #
 # Environment (set by ctest): KMEM_BINARY_DIR, KMEM_SOURCE_DIR, KMEM_SANITIZE.
 # Optional: KMEM_RP_ONLY="sqlite3 gcc" runs only the named checks;
@@ -728,6 +729,73 @@ if selected leaks; then
 			fi
 		done
 	done
+fi
+
+# kmem.live=1: a running program's /proc and /sys through tools/kmemctl
+# (src/introspect/live.c); its socket goes when it exits, and kmemctl list
+# removes one that nobody answers on.
+if selected live; then
+	K=$BIN/bin/kmemctl
+	sockdir=/tmp/kmem-$(id -u)
+	for b in "${BACKENDS[@]}"; do
+		if [ ! -x "$K" ]; then
+			fail "live [$b]: $K not built"
+			continue
+		fi
+		# The program waits for the test to say it is done (a file), then exits normally.
+		timeout "$LIMIT" env LD_PRELOAD="$SO" KMEM_CMDLINE="slab=$b kmem.live=1" "$PYTHON" -c '
+import os, sys, time
+keep = [str(i) * 40 for i in range(20000)]
+blocks = [bytearray(3000) for i in range(300)]
+print(os.getpid(), flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)
+print(len(keep) + len(blocks))' "$T/live.$b.done" >"$T/live.$b.out" 2>"$T/live.$b.err" &
+		tpid=$!
+		lpid=
+		for _ in $(seq 200); do
+			lpid=$(head -n 1 "$T/live.$b.out" 2>/dev/null)
+			[ -n "$lpid" ] && [ -S "$sockdir/$lpid.sock" ] && break
+			sleep 0.05
+		done
+		why=""
+		"$K" list >"$T/live.list" 2>&1 && grep -qE "^ *$lpid  python3" "$T/live.list" ||
+			why="kmemctl list does not show it: $(tr '\n' '|' <"$T/live.list")"
+		[ -z "$why" ] && { "$K" "$lpid" cat /proc/slabinfo >"$T/live.slabinfo" 2>&1 &&
+			head -n 1 "$T/live.slabinfo" | grep -q '^slabinfo - version: 2\.1$' &&
+			grep -q '^kmalloc-64 ' "$T/live.slabinfo" || why="cat /proc/slabinfo: $(head -n 2 "$T/live.slabinfo")"; }
+		# malloc-3072 holds the 300 blocks of 3000 bytes (bytearray adds its header).
+		[ -z "$why" ] && { "$K" "$lpid" slabtop -l 40 >"$T/live.top" 2>&1 &&
+			grep -qE '^ +[0-9]+ +[0-9]+ .* malloc-3072$' "$T/live.top" ||
+			why="slabtop shows no malloc-3072: $(head -n 8 "$T/live.top" | tr '\n' '|')"; }
+		[ -z "$why" ] && { "$K" "$lpid" write /sys/kernel/slab/kmalloc-64/min_partial 9 &&
+			[ "$("$K" "$lpid" cat /sys/kernel/slab/kmalloc-64/min_partial)" = 9 ] ||
+			why="write min_partial did not take"; }
+		[ -z "$why" ] && { ! "$K" "$lpid" write /proc/slabinfo 1 2>"$T/live.err2" &&
+			grep -q 'Permission denied' "$T/live.err2" || why="a write to /proc/slabinfo was not refused"; }
+		touch "$T/live.$b.done"
+		wait "$tpid"
+		rc=$?
+		[ -z "$why" ] && [ $rc != 0 ] && why="python3 exit status $rc: $(head -n 3 "$T/live.$b.err")"
+		[ -z "$why" ] && [ -e "$sockdir/$lpid.sock" ] && why="its socket is still there after it exited"
+		[ -z "$why" ] && grep -qE "$kmem_said" "$T/live.$b.err" && why="kmem said: $(head -n 3 "$T/live.$b.err")"
+		if [ -n "$why" ]; then
+			fail "live [$b]: $why"
+		else
+			ok "live [$b]: kmemctl list, cat, slabtop and write on a running python3; socket gone at exit"
+		fi
+	done
+	# A socket left by a killed process: nobody answers, kmemctl list removes it.
+	"$PYTHON" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$sockdir/999999999.sock" 2>/dev/null
+	"$K" list >/dev/null 2>&1
+	if [ -e "$sockdir/999999999.sock" ]; then
+		rm -f "$sockdir/999999999.sock"
+		fail "live: kmemctl list left a socket nobody answers on"
+	else
+		ok "live: kmemctl list removes a dead program's socket"
+	fi
 fi
 
 echo "time: $((SECONDS - start))s"

@@ -12,6 +12,7 @@
 
 #include "core/boot.h"
 #include "core/cmdline.h"
+#include "introspect/live.h"
 #include "page_alloc/mm.h"
 #include "page_alloc/pcp.h"
 #include "platform/os.h"
@@ -219,6 +220,8 @@ KMEM_API int kmem_init(const char *cmdline)
 	if (state == KMEM_DOWN || state == KMEM_FAILED)
 		rc = boot_locked(cmdline, false);
 	kmem_unlock(&boot_lock);
+	if (!rc)
+		kmem_live_start();
 	return rc;
 }
 

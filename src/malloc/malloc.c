@@ -20,6 +20,7 @@
 
 #include "core/boot.h"
 #include "core/printk.h"
+#include "introspect/live.h"
 #include "malloc/huge.h"
 #include "malloc/reap.h"
 #include "malloc/size_class.h"
@@ -442,4 +443,7 @@ __attribute__((constructor)) static void malloc_init(void)
 	 * failure here is retried at boot, which reports it.
 	 */
 	kmem_register_fork_handlers(true);
+	/* kmem.live: its thread starts here, where pthread_create() is safe (not inside a malloc). */
+	if (!kmem_boot())
+		kmem_live_start();
 }

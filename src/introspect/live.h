@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kmem.live: /proc and /sys served to other processes (live.c).
+ */
+#ifndef KMEM_INTROSPECT_LIVE_H
+#define KMEM_INTROSPECT_LIVE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+/*
+ * With kmem.live=1, start serving (once per process; kmem must be up and
+ * the caller hold no kmem lock: it starts a thread).  Else nothing.
+ */
+void kmem_live_start(void);
+
+/* The socket of process @pid of user @uid: /tmp/kmem-<uid>/<pid>.sock. */
+void kmem_live_socket_path(char *buf, size_t size, unsigned int uid, int pid);
+
+#endif /* KMEM_INTROSPECT_LIVE_H */
