@@ -10,9 +10,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kmem.h>
@@ -21,6 +23,14 @@
 
 #include "lib/kt_util.h"
 #include "ktest.h"
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
 
 static void boot(void)
 {
@@ -75,6 +85,17 @@ static char *ask_str(const char *req)
 	return ask(req, strlen(req));
 }
 
+/* The file in an answer "ok <length>\n<file>", if the length is right; else NULL. */
+static const char *body(const char *a)
+{
+	unsigned long len;
+	const char *nl = a ? strchr(a, '\n') : NULL;
+
+	if (!nl || strncmp(a, "ok ", 3) || sscanf(a + 3, "%lu", &len) != 1 || strlen(nl + 1) != len)
+		return NULL;
+	return nl + 1;
+}
+
 KTEST(socket_of_the_user_closed_to_others)
 {
 	boot();
@@ -98,19 +119,18 @@ KTEST(reads_what_kmem_read_reads)
 	KT_ASSERT(a != NULL);
 	ssize_t n = kmem_read("/proc/buddyinfo", mine, sizeof(mine));
 	KT_ASSERT(n > 0);
-	KT_ASSERT(!strncmp(a, "ok\n", 3));
-	KT_ASSERT_STREQ(a + 3, mine);
+	KT_ASSERT(body(a) != NULL);
+	KT_ASSERT_STREQ(body(a), mine);
 	free(a);
 
 	a = ask_str("read /sys/kernel/slab/\n");
-	KT_ASSERT(a != NULL);
-	KT_ASSERT(!strncmp(a, "ok\n", 3));
+	KT_ASSERT(body(a) != NULL);
 	KT_ASSERT_CONTAINS(a, "\nkmalloc-64\n");
 	free(a);
 
 	a = ask_str("read /sys/kernel/slab/kmalloc-64/object_size\n");
 	KT_ASSERT(a != NULL);
-	KT_ASSERT_STREQ(a, "ok\n64\n");
+	KT_ASSERT_STREQ(a, "ok 3\n64\n");
 	free(a);
 }
 
@@ -131,7 +151,8 @@ KTEST(a_big_file_whole)
 	KT_ASSERT(a != NULL);
 	size_t len = strlen(a);
 	KT_ASSERT(len > 96 * 1024);
-	KT_ASSERT(!strncmp(a, "ok\nslabinfo - version: 2.1\n", 27));
+	KT_ASSERT(body(a) != NULL);
+	KT_ASSERT(!strncmp(body(a), "slabinfo - version: 2.1\n", 24));
 	KT_ASSERT_CONTAINS(a, "\nlive_test_cache_0000 ");
 	KT_ASSERT_CONTAINS(a, "\nlive_test_cache_0999 ");
 	KT_ASSERT(a[len - 1] == '\n');
@@ -145,11 +166,11 @@ KTEST(writes_what_kmem_write_writes)
 	boot();
 	char *a = ask_str("write /sys/kernel/slab/kmalloc-64/min_partial 7\n");
 	KT_ASSERT(a != NULL);
-	KT_ASSERT_STREQ(a, "ok\n");
+	KT_ASSERT_STREQ(a, "ok 0\n");
 	free(a);
 	KT_ASSERT_STREQ(kt_slab_attr("kmalloc-64", "min_partial"), "7\n");
 	a = ask_str("write /sys/kernel/slab/kmalloc-64/min_partial 5\n");
-	KT_ASSERT_STREQ(a, "ok\n");
+	KT_ASSERT_STREQ(a, "ok 0\n");
 	free(a);
 	/* A value with spaces is passed whole. */
 	a = ask_str("write /sys/kernel/slab/kmalloc-64/min_partial 1 2\n");
@@ -195,7 +216,7 @@ KTEST(bad_requests_get_errors)
 	KT_ASSERT(!strncmp(a, "error 22 ", 9));
 	free(a);
 	a = ask_str("read /sys/kernel/slab/kmalloc-8/object_size\n");
-	KT_ASSERT_STREQ(a, "ok\n8\n");
+	KT_ASSERT_STREQ(a, "ok 2\n8\n");
 	free(a);
 }
 
@@ -206,7 +227,7 @@ KTEST(a_silent_client_times_out)
 	int fd = connect_self();
 	KT_ASSERT(fd >= 0);
 	char *a = ask_str("read /sys/kernel/slab/kmalloc-16/object_size\n");
-	KT_ASSERT_STREQ(a, "ok\n16\n");
+	KT_ASSERT_STREQ(a, "ok 3\n16\n");
 	free(a);
 	close(fd);
 }
@@ -218,7 +239,7 @@ static void *client(void *arg)
 	(void)arg;
 	for (int i = 0; i < 40; i++) {
 		char *a = ask_str(i % 2 ? "read /proc/slabinfo\n" : "read /sys/kernel/slab/kmalloc-256/slabs\n");
-		if (!a || strncmp(a, "ok\n", 3))
+		if (!body(a))
 			bad++;
 		free(a);
 	}
@@ -255,6 +276,109 @@ KTEST(clients_while_threads_allocate)
 		if (i < 2)
 			KT_ASSERT_EQ((long)bad, 0);
 	}
+}
+
+/* A client that trickles its request: cut off after the connection's 2 s, not held for its 3. */
+KTEST(a_trickling_client_is_cut_off)
+{
+	boot();
+	int fd = connect_self();
+	KT_ASSERT(fd >= 0);
+	unsigned long long t0 = now_ns();
+	char buf[64] = "";
+	ssize_t n = 0;
+	for (int i = 0; i < 10; i++) {
+		if (send(fd, "r", 1, MSG_NOSIGNAL) != 1)
+			break;	/* the server closed: cut off */
+		usleep(300000);
+	}
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	unsigned long long ms = (now_ns() - t0) / 1000000;
+	close(fd);
+	KT_ASSERT(n > 0);
+	KT_ASSERT(!strncmp(buf, "error 22 ", 9));
+	KT_ASSERT(ms >= 1900 && ms < 3500);
+	char *a = ask_str("read /sys/kernel/slab/kmalloc-32/object_size\n");
+	KT_ASSERT_STREQ(a, "ok 3\n32\n");
+	free(a);
+}
+
+/* Our listening descriptor: the AF_UNIX socket bound to the name it had before its rename. */
+static int find_listen_fd(pid_t server)
+{
+	char path[108];
+
+	snprintf(path, sizeof(path), "/tmp/kmem-%u/.%d.tmp", (unsigned int)getuid(), server);
+	for (int fd = 3; fd < 4096; fd++) {
+		struct sockaddr_un a;
+		socklen_t len = sizeof(a);
+		if (!getsockname(fd, (struct sockaddr *)&a, &len) && a.sun_family == AF_UNIX &&
+		    !strcmp(a.sun_path, path))
+			return fd;
+	}
+	return -1;
+}
+
+/* A fork's child closes the parent's socket: once the parent is gone it must refuse. */
+KTEST(a_fork_child_does_not_keep_the_socket)
+{
+	boot();
+	pid_t parent = getpid();
+	KT_ASSERT(find_listen_fd(parent) >= 0);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(find_listen_fd(parent) < 0 ? 0 : 1);
+	int status;
+	KT_ASSERT(waitpid(pid, &status, 0) == pid);
+	KT_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *a = ask_str("read /sys/kernel/slab/kmalloc-8/object_size\n");
+	KT_ASSERT_STREQ(a, "ok 2\n8\n");
+	free(a);
+}
+
+/*
+ * Last (cases run in order): a daemon closes every descriptor and its own
+ * listening socket takes our number.  Its connections are its own: the
+ * server stops, takes none, and removes its socket.
+ */
+KTEST(a_program_socket_on_our_number_is_left_alone)
+{
+	boot();
+	int lfd = find_listen_fd(getpid());
+	KT_ASSERT(lfd >= 0);
+	/* The program's own listening socket, on the same number. */
+	int mine = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "/tmp/kmem-test-live-%d.sock", getpid());
+	unlink(a.sun_path);
+	KT_ASSERT(mine >= 0 && !bind(mine, (struct sockaddr *)&a, sizeof(a)) && !listen(mine, 8));
+	KT_ASSERT(dup2(mine, lfd) == lfd);
+	close(mine);
+	/* Its clients connect; give the server a few of its polls. */
+	int c[3];
+	for (int i = 0; i < 3; i++) {
+		c[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		KT_ASSERT(!connect(c[i], (struct sockaddr *)&a, sizeof(a)));
+		KT_ASSERT(send(c[i], "read /proc/meminfo\n", 19, MSG_NOSIGNAL) == 19);
+	}
+	usleep(1500000);
+	/* All three are still waiting for the program, unanswered. */
+	for (int i = 0; i < 3; i++) {
+		char r[8];
+		KT_ASSERT(recv(c[i], r, sizeof(r), MSG_DONTWAIT) < 0 && errno == EAGAIN);
+		int got = accept(lfd, NULL, NULL);
+		KT_ASSERT(got >= 0);
+		char buf[8];
+		KT_ASSERT(recv(got, buf, sizeof(buf), MSG_DONTWAIT) > 0);
+		close(got);
+		close(c[i]);
+	}
+	/* And the server has gone, its socket with it. */
+	char path[108];
+	kmem_live_socket_path(path, sizeof(path), (unsigned int)getuid(), getpid());
+	KT_ASSERT(access(path, F_OK) != 0);
+	close(lfd);
+	unlink(a.sun_path);
 }
 
 KTEST_MAIN((void)0)

@@ -622,6 +622,37 @@ if selected stats_at_exit; then
 		else
 			ok "stats_at_exit [$b]: also from sort, which closes its stderr at exit"
 		fi
+		# kmem's copy of stderr: not kept by a fork's child (a daemon would hold its
+		# caller's pipe open), and never written once its number is the program's.
+		t0=$SECONDS
+		out=$(timeout "$LIMIT" env LD_PRELOAD="$SO" KMEM_CMDLINE="slab=$b kmem.stats_at_exit=1" "$PYTHON" -c '
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    n = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(n, fd)
+    time.sleep(4)
+    os._exit(0)
+def same_as_stderr(fd):
+    try:
+        return fd > 2 and os.path.samestat(os.fstat(fd), os.fstat(2))
+    except OSError:
+        return False        # the descriptor listdir read the directory with
+spare = [int(f) for f in os.listdir("/proc/self/fd") if same_as_stderr(int(f))]
+f = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+for s in spare:
+    os.dup2(f, s)        # the number is the program'"'"'s own file now
+print(len(spare))
+sys.stdout.flush()
+os.close(2)' "$T/stats.mine" 2>&1)
+		if [ $((SECONDS - t0)) -ge 3 ]; then
+			fail "stats_at_exit [$b]: a forked daemon kept the caller's pipe open ($((SECONDS - t0)) s)"
+		elif [ "$out" != 1 ] || [ -s "$T/stats.mine" ]; then
+			fail "stats_at_exit [$b]: copies of stderr '$out' (want 1), or the report went into the program's file ($(wc -c <"$T/stats.mine") bytes)"
+		else
+			ok "stats_at_exit [$b]: its stderr copy is not a fork child's, nor written once the program reuses its number"
+		fi
 	done
 fi
 
@@ -773,6 +804,17 @@ print(len(keep) + len(blocks))' "$T/live.$b.done" >"$T/live.$b.out" 2>"$T/live.$
 			why="write min_partial did not take"; }
 		[ -z "$why" ] && { ! "$K" "$lpid" write /proc/slabinfo 1 2>"$T/live.err2" &&
 			grep -q 'Permission denied' "$T/live.err2" || why="a write to /proc/slabinfo was not refused"; }
+		# Options in any order; each failed file named; output errors are errors.
+		[ -z "$why" ] && { [ "$("$K" "$lpid" slabtop -n 2 -d 0.1 | grep -c '^ Caches: ')" = 2 ] ||
+			why="slabtop -n 2 -d 0.1 did not print 2 screens"; }
+		[ -z "$why" ] && { ! "$K" "$lpid" slabtop -n 0 2>/dev/null && ! "$K" "$lpid" slabtop -d x 2>/dev/null ||
+			why="slabtop took -n 0 or -d x"; }
+		[ -z "$why" ] && { ! "$K" "$lpid" cat /proc/nothere /proc/meminfo >"$T/live.two" 2>"$T/live.err3" &&
+			grep -q '/proc/nothere: No such file' "$T/live.err3" && grep -q '^MemTotal: ' "$T/live.two" ||
+			why="cat of a missing and a present file: $(cat "$T/live.err3")"; }
+		if [ -z "$why" ] && [ -w /dev/full ]; then
+			"$K" "$lpid" cat /proc/meminfo >/dev/full 2>/dev/null && why="cat >/dev/full exited 0"
+		fi
 		touch "$T/live.$b.done"
 		wait "$tpid"
 		rc=$?

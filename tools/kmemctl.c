@@ -9,18 +9,21 @@
  *   kmemctl PID write PATH VALUE       e.g. /sys/kernel/slab/kmalloc-64/shrink 1
  *   kmemctl PID slabtop [-d SECS] [-n COUNT] [-l LINES]
  *                                      the biggest caches, as slabtop(1) shows
- *                                      them (once, or every SECS COUNT times)
+ *                                      them: once, or every SECS seconds (until
+ *                                      interrupted, or COUNT times)
  *
  * Exit status: 0, 1 if the program answered with an error (said on
  * stderr), 2 for bad usage or no such program.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -34,37 +37,80 @@ static int usage(void)
 	return 2;
 }
 
+static void socket_dir(char *buf, size_t size)
+{
+	snprintf(buf, size, "/tmp/kmem-%u", (unsigned int)getuid());
+}
+
 static void socket_path(char *buf, size_t size, long pid)
 {
 	snprintf(buf, size, "/tmp/kmem-%u/%ld.sock", (unsigned int)getuid(), pid);
 }
 
+/*
+ * Is /tmp/kmem-<uid> the user's own directory, closed to others (not a
+ * symlink, not another user's)?  Else another user could answer for the
+ * program, or have kmemctl list remove their files.
+ */
+static bool dir_trusted(void)
+{
+	char dir[64];
+	struct stat st;
+
+	socket_dir(dir, sizeof(dir));
+	if (lstat(dir, &st))
+		return false;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+		fprintf(stderr, "kmemctl: %s is not a directory of this user's closed to others: not used\n", dir);
+		return false;
+	}
+	return true;
+}
+
+/* Connected to @path, and the process there is this user's (or root's); -1 if not. */
 static int connect_to(const char *path)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { .tv_sec = 5 };
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
 
 	if (strlen(path) >= sizeof(addr.sun_path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	memcpy(addr.sun_path, path, strlen(path) + 1);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		close(fd);
-		fd = -1;
+		return -1;
 	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || (cred.uid != getuid() && cred.uid != 0)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	/* A program that accepts and never answers (a stopped one) does not hang us. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
 }
 
 /*
- * One request to @pid; the answer's body in *@out (malloc'd, NUL-terminated).
- * 0, 1 if the program answered with an error (printed), 2 if it cannot be
- * reached (printed).
+ * One request to @pid about @file; the answer's body in *@out (malloc'd,
+ * NUL-terminated).  0, 1 if the program answered with an error (printed),
+ * 2 if it cannot be reached or its answer is cut short (printed).
  */
-static int request(long pid, const char *req, char **out)
+static int request(long pid, const char *file, const char *req, char **out)
 {
 	char path[128];
 
+	if (!dir_trusted()) {
+		fprintf(stderr, "kmemctl: %ld: not serving (is it running with KMEM_CMDLINE=kmem.live=1?)\n", pid);
+		return 2;
+	}
 	socket_path(path, sizeof(path), pid);
 	int fd = connect_to(path);
 	if (fd < 0) {
@@ -104,25 +150,44 @@ static int request(long pid, const char *req, char **out)
 		return 2;
 	}
 	buf[n] = '\0';
-	if (!strncmp(buf, "ok\n", 3)) {
-		memmove(buf, buf + 3, n - 2);
+	/* "ok <length>\n" and the file: all of it, or the program went away mid-answer. */
+	char *body = strchr(buf, '\n');
+	unsigned long want;
+	if (!strncmp(buf, "ok ", 3) && body && sscanf(buf + 3, "%lu", &want) == 1) {
+		body++;
+		if ((size_t)(buf + n - body) != want) {
+			fprintf(stderr, "kmemctl: %ld: %s: the answer was cut short (%zu of %lu bytes)\n", pid,
+				file, (size_t)(buf + n - body), want);
+			free(buf);
+			return 2;
+		}
+		memmove(buf, body, want + 1);
 		*out = buf;
 		return 0;
 	}
 	/* "error <errno> <text>\n" */
-	char *text = strchr(buf + 6, ' ');
-	fprintf(stderr, "kmemctl: %ld: %s", pid, n && text ? text + 1 : "no answer\n");
+	char *text = !strncmp(buf, "error ", 6) ? strchr(buf + 6, ' ') : NULL;
+	if (text)
+		fprintf(stderr, "kmemctl: %ld: %s: %s", pid, file, text + 1);
+	else
+		fprintf(stderr, "kmemctl: %ld: %s: no answer\n", pid, file);
 	free(buf);
-	return n ? 1 : 2;
+	return text ? 1 : 2;
 }
 
 static int cmd_list(void)
 {
 	char dir[64];
-	snprintf(dir, sizeof(dir), "/tmp/kmem-%u", (unsigned int)getuid());
-	DIR *d = opendir(dir);
-	if (!d)
+	socket_dir(dir, sizeof(dir));
+	if (!dir_trusted())
 		return 0;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
 	printf("%8s  %s\n", "PID", "COMMAND");
 	for (struct dirent *e; (e = readdir(d));) {
 		char *end;
@@ -134,7 +199,8 @@ static int cmd_list(void)
 		int fd = connect_to(path);
 		if (fd < 0) {
 			/* Its process is gone (killed, or exec'ed): nobody will answer. */
-			unlink(path);
+			if (errno == ECONNREFUSED)
+				unlinkat(dfd, e->d_name, 0);
 			continue;
 		}
 		close(fd);
@@ -175,11 +241,11 @@ static unsigned long meminfo_kb(const char *text, const char *key)
 static int slabtop_once(long pid, int lines)
 {
 	char *info, *mem;
-	int rc = request(pid, "read /proc/slabinfo\n", &info);
+	int rc = request(pid, "/proc/slabinfo", "read /proc/slabinfo\n", &info);
 
 	if (rc)
 		return rc;
-	rc = request(pid, "read /proc/meminfo\n", &mem);
+	rc = request(pid, "/proc/meminfo", "read /proc/meminfo\n", &mem);
 	if (rc) {
 		free(info);
 		return rc;
@@ -229,25 +295,40 @@ static int slabtop_once(long pid, int lines)
 	return 0;
 }
 
+/* A whole number or decimal in @s into *@v, within [lo, hi]; false if it is not one. */
+static bool parse_num(const char *s, double lo, double hi, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return *s && !*end && !errno && *v >= lo && *v <= hi;
+}
+
 static int cmd_slabtop(long pid, int argc, char **argv)
 {
-	double secs = 0;
-	long count = 1;
-	int lines = 20, opt;
+	double secs = -1, count = -1, lines = 20;
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt(argc, argv, "d:n:l:")) != -1) {
+		double v;
 		switch (opt) {
-		case 'd': secs = atof(optarg); count = 0; break;
-		case 'n': count = atol(optarg); break;
-		case 'l': lines = atoi(optarg); break;
+		case 'd': if (!parse_num(optarg, 0.01, 86400, &v)) return usage(); secs = v; break;
+		case 'n': if (!parse_num(optarg, 1, 1e9, &v) || v != (long)v) return usage(); count = v; break;
+		case 'l': if (!parse_num(optarg, 1, 100000, &v) || v != (int)v) return usage(); lines = v; break;
 		default: return usage();
 		}
 	}
-	if (optind != argc || secs < 0 || lines < 1)
+	if (optind != argc)
 		return usage();
+	/* Once; with -d until interrupted, or -n times. */
+	if (count < 0)
+		count = secs < 0 ? 1 : 0;
+	if (secs < 0)
+		secs = 2;
 	bool tty = isatty(1);
-	for (long i = 0; !count || i < count; i++) {
+	for (long i = 0; !count || i < (long)count; i++) {
 		if (i) {
 			usleep((useconds_t)(secs * 1e6));
 			if (tty)
@@ -255,8 +336,11 @@ static int cmd_slabtop(long pid, int argc, char **argv)
 			else
 				putchar('\n');
 		}
-		int rc = slabtop_once(pid, lines);
-		fflush(stdout);
+		int rc = slabtop_once(pid, (int)lines);
+		if (fflush(stdout) || ferror(stdout)) {
+			perror("kmemctl: stdout");
+			return 1;
+		}
 		if (rc)
 			return rc;
 	}
@@ -280,7 +364,7 @@ int main(int argc, char **argv)
 			char req[4200], *out;
 			if (snprintf(req, sizeof(req), "read %s\n", argv[i]) >= (int)sizeof(req))
 				return usage();
-			int rc = request(pid, req, &out);
+			int rc = request(pid, argv[i], req, &out);
 			if (rc == 2)
 				return 2;
 			if (rc) {
@@ -290,6 +374,10 @@ int main(int argc, char **argv)
 			fputs(out, stdout);
 			free(out);
 		}
+		if (fflush(stdout) || ferror(stdout)) {
+			perror("kmemctl: stdout");
+			return 1;
+		}
 		return status;
 	}
 	if (!strcmp(cmd, "write") && argc == 5) {
@@ -297,7 +385,7 @@ int main(int argc, char **argv)
 		if (snprintf(req, sizeof(req), "write %s %s\n", argv[3], argv[4]) >= (int)sizeof(req) ||
 		    strchr(argv[4], '\n'))
 			return usage();
-		int rc = request(pid, req, &out);
+		int rc = request(pid, argv[3], req, &out);
 		if (!rc)
 			free(out);
 		return rc;

@@ -103,6 +103,9 @@ static void kmem_fork_parent(void)
 
 static void kmem_fork_child(void)
 {
+	/* Descriptors of ours the child must not keep: live.c's socket, the stderr copy. */
+	kmem_live_fork_child();
+	os_forget_stderr();
 	if (!fork_locked)
 		return;
 	if (fork_found_kmem_up) {

@@ -5,9 +5,14 @@
  * Unix socket, /tmp/kmem-<uid>/<pid>.sock (the directory the user's own,
  * mode 0700), one request per connection:
  *
- *   "read PATH\n"           "ok\n" and the file (kmem_read()), or
- *   "write PATH VALUE\n"    "ok\n" (kmem_write()); either may answer
+ *   "read PATH\n"           "ok <length>\n" and the file (kmem_read()), or
+ *   "write PATH VALUE\n"    "ok 0\n" (kmem_write()); either may answer
  *                           "error <errno> <strerror>\n" instead.
+ *
+ * A connection gets 2 s in all, to send its request and take the answer:
+ * a client that stalls cannot hold the server, nor a process that wants to
+ * end.  Only processes of the same user connect (the directory's mode, and
+ * SO_PEERCRED on each connection, root aside).
  *
  * tools/kmemctl.c is the client: kmemctl PID cat /proc/slabinfo, kmemctl
  * PID slabtop, kmemctl PID write /sys/kernel/slab/kmalloc-64/shrink 1.
@@ -18,13 +23,19 @@
  * unshare(CLONE_NEWUSER) needs to be single-threaded.  When the server
  * finds itself the last thread (the main thread called pthread_exit()),
  * it closes and goes, so that the process ends.  The socket is removed at
- * exit (not at exec, nor when the process is killed: kmemctl list removes
- * the sockets nobody answers on).  A fork's child does not serve: the
- * parent's thread is not in it, and its exit leaves the parent's socket.
+ * exit (not at exec, nor when the process is killed: kmemctl list, and
+ * the next process that starts serving, remove the sockets nobody answers
+ * on).  A fork's child does not serve, and closes the descriptor: the
+ * parent's socket must refuse connections once the parent is gone.  If
+ * the program closes our descriptor (a daemon closing every fd) the
+ * server stops, and it never accepts on a descriptor that is no longer
+ * its socket (the number may be the program's own listening socket now).
  * Rendering allocates nothing; the reply buffer is a mapping of ours.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,9 +58,12 @@ kmem_param("kmem.live", kmem_live, bool,
 
 #define LIVE_REQUEST_MAX	4096
 #define LIVE_POLL_MS		500
+#define LIVE_CONN_MS		2000	/* a connection's whole time: request and answer */
 
 static atomic_int live_pid;		/* the process that serves, 0: none */
 static int listen_fd = -1;
+static dev_t listen_dev;		/* what listen_fd is: checked before each accept */
+static ino_t listen_ino;
 static struct sockaddr_un live_addr;
 static char *reply;			/* a mapping, grown as files need */
 static size_t reply_size;
@@ -59,25 +73,54 @@ void kmem_live_socket_path(char *buf, size_t size, unsigned int uid, int pid)
 	snprintf(buf, size, "/tmp/kmem-%u/%d.sock", uid, pid);
 }
 
-static void send_all(int fd, const char *buf, size_t len)
+/* Wait for @events on @fd until @deadline (os_now_ns()); false if it passed. */
+static bool wait_fd(int fd, short events, unsigned long long deadline)
 {
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
+	for (;;) {
+		unsigned long long now = os_now_ns();
+		if (now >= deadline)
+			return false;
+		struct pollfd p = { .fd = fd, .events = events };
+		int r = poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
+		if (r > 0)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return false;
 	}
 }
 
-static void send_error(int fd, int err)
+/* The connection is non-blocking: a client that does not read gets cut off at @deadline. */
+static bool send_all(int fd, const char *buf, size_t len, unsigned long long deadline)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+			if (errno == EAGAIN && !wait_fd(fd, POLLOUT, deadline))
+				return false;
+			continue;
+		}
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static void send_error(int fd, int err, unsigned long long deadline)
 {
 	char line[160];
 
 	snprintf(line, sizeof(line), "error %d %s\n", err, strerror(err));
-	send_all(fd, line, strlen(line));
+	send_all(fd, line, strlen(line), deadline);
+}
+
+static void send_ok(int fd, size_t len, unsigned long long deadline)
+{
+	char line[48];
+
+	snprintf(line, sizeof(line), "ok %zu\n", len);
+	send_all(fd, line, strlen(line), deadline);
 }
 
 /* kmem_read() into the reply mapping, grown until the file fits. */
@@ -100,51 +143,75 @@ static ssize_t read_file(const char *path)
 	}
 }
 
+/* Is the client this process's user (or root)? */
+static bool same_user(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) &&
+	       (cred.uid == getuid() || cred.uid == 0);
+}
+
 static void serve_one(int fd)
 {
+	unsigned long long deadline = os_now_ns() + LIVE_CONN_MS * 1000000ull;
 	char req[LIVE_REQUEST_MAX + 1];
 	size_t len = 0;
-	struct timeval tv = { .tv_sec = 1 };
 
-	/* A client that says nothing does not hold the server up for long. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (!same_user(fd)) {
+		send_error(fd, EACCES, deadline);
+		return;
+	}
 	while (len < LIVE_REQUEST_MAX && !memchr(req, '\n', len)) {
 		ssize_t n = recv(fd, req + len, LIVE_REQUEST_MAX - len, 0);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+			if (errno == EAGAIN && !wait_fd(fd, POLLIN, deadline))
+				break;
 			continue;
+		}
 		if (n <= 0)
 			break;
 		len += (size_t)n;
 	}
 	char *nl = memchr(req, '\n', len);
 	if (!nl) {
-		send_error(fd, EINVAL);
+		send_error(fd, EINVAL, deadline);
 		return;
 	}
 	*nl = '\0';
 	if (!strncmp(req, "read ", 5)) {
 		ssize_t n = read_file(req + 5);
 		if (n < 0) {
-			send_error(fd, (int)-n);
+			send_error(fd, (int)-n, deadline);
 			return;
 		}
-		send_all(fd, "ok\n", 3);
-		send_all(fd, reply, (size_t)n);
+		send_ok(fd, (size_t)n, deadline);
+		send_all(fd, reply, (size_t)n, deadline);
 	} else if (!strncmp(req, "write ", 6)) {
 		char *path = req + 6, *value = strchr(path, ' ');
 		if (!value) {
-			send_error(fd, EINVAL);
+			send_error(fd, EINVAL, deadline);
 			return;
 		}
 		*value++ = '\0';
 		int rc = kmem_write(path, value);
 		if (rc)
-			send_error(fd, -rc);
+			send_error(fd, -rc, deadline);
 		else
-			send_all(fd, "ok\n", 3);
+			send_ok(fd, 0, deadline);
 	} else {
-		send_error(fd, EINVAL);
+		send_error(fd, EINVAL, deadline);
 	}
+}
+
+/* Is listen_fd still the socket we bound (not closed, not a descriptor of the program's)? */
+static bool still_ours(void)
+{
+	struct stat st;
+
+	return !fstat(listen_fd, &st) && S_ISSOCK(st.st_mode) && st.st_dev == listen_dev &&
+	       st.st_ino == listen_ino;
 }
 
 static void live_close(void)
@@ -166,21 +233,21 @@ static void *live_serve(void *arg)
 		/* The last thread: the main thread called pthread_exit(), the process must end. */
 		if (os_nr_threads() == 1)
 			break;
-		if (r <= 0)
+		if (r < 0 || (r == 0 && still_ours()))
 			continue;
-		int fd = (p.revents & POLLNVAL) ? -1 : accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0) {
-			if ((p.revents & POLLNVAL) || errno == EBADF || errno == ENOTSOCK || errno == EINVAL) {
-				/*
-				 * The program closed our descriptor (a daemon closing
-				 * every fd), and may have its number for a file of its
-				 * own now: stop serving, and leave that descriptor be.
-				 */
-				listen_fd = -1;
-				break;
-			}
-			continue;
+		if ((p.revents & POLLNVAL) || !still_ours()) {
+			/*
+			 * The program closed our descriptor (a daemon closing
+			 * every fd), and its number may be a socket of its own
+			 * now, whose connections are not ours to take: stop
+			 * serving, and leave that descriptor be.
+			 */
+			listen_fd = -1;
+			break;
 		}
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			continue;
 		serve_one(fd);
 		close(fd);
 	}
@@ -205,16 +272,37 @@ static bool socket_dir(const char *dir)
 	return true;
 }
 
-/* Is anybody answering on @addr?  (A socket left by a killed process is not.) */
-static bool socket_alive(const struct sockaddr_un *addr)
+/*
+ * Remove the sockets of @dir that nobody answers on: those of programs
+ * killed, ended by _exit() or exec'ed, as kmemctl list does.  A process
+ * started under kmem.live serves, and so does each program it starts.
+ */
+static void sweep_dead(const char *dir)
 {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 
-	if (fd < 0)
-		return false;
-	bool alive = !connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
-	close(fd);
-	return alive;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || strcmp(end, ".sock"))
+			continue;
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		if ((size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, e->d_name) >= sizeof(a.sun_path))
+			continue;
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			break;
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) && errno == ECONNREFUSED)
+			unlinkat(dfd, e->d_name, 0);
+		close(fd);
+	}
+	closedir(d);
 }
 
 void kmem_live_start(void)
@@ -230,16 +318,25 @@ void kmem_live_start(void)
 	kmem_live_socket_path(live_addr.sun_path, sizeof(live_addr.sun_path), (unsigned int)getuid(), pid);
 	if (!socket_dir(dir))
 		goto fail;
-	/* A socket of a killed process that had our pid: nobody answers, it goes. */
-	if (!socket_alive(&live_addr))
-		unlink(live_addr.sun_path);
+	sweep_dead(dir);
+	/*
+	 * Bound under a temporary name and renamed once listening: a client
+	 * (kmemctl list) never finds the name refusing connections, and takes
+	 * it for a dead program's.
+	 */
+	struct sockaddr_un tmp = { .sun_family = AF_UNIX };
+	snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s/.%d.tmp", dir, pid);
+	unlink(tmp.sun_path);
+	struct stat st;
 	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&live_addr, sizeof(live_addr)) ||
-	    listen(listen_fd, 8)) {
+	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&tmp, sizeof(tmp)) || listen(listen_fd, 8) ||
+	    chmod(tmp.sun_path, 0600) || rename(tmp.sun_path, live_addr.sun_path) || fstat(listen_fd, &st)) {
 		pr_warn("kmem.live: cannot serve on %s: %s\n", live_addr.sun_path, strerror(errno));
+		unlink(tmp.sun_path);
 		goto fail_close;
 	}
-	chmod(live_addr.sun_path, 0600);
+	listen_dev = st.st_dev;
+	listen_ino = st.st_ino;
 	int rc = os_thread_start(live_serve, NULL, "kmem-live");
 	if (rc) {
 		pr_warn("kmem.live: cannot start its thread: %s\n", strerror(-rc));
@@ -253,6 +350,15 @@ fail_close:
 	listen_fd = -1;
 fail:
 	atomic_store(&live_pid, 0);
+}
+
+void kmem_live_fork_child(void)
+{
+	/* The parent's thread is not here: its socket must refuse once the parent is gone. */
+	if (listen_fd >= 0 && atomic_load(&live_pid) != os_getpid()) {
+		close(listen_fd);
+		listen_fd = -1;
+	}
 }
 
 /* The socket goes with the process that made it (not with a fork's child). */

@@ -14,6 +14,9 @@
  */
 void kmem_live_start(void);
 
+/* In a fork's child: close the parent's listening socket (the thread is not here). */
+void kmem_live_fork_child(void);
+
 /* The socket of process @pid of user @uid: /tmp/kmem-<uid>/<pid>.sock. */
 void kmem_live_socket_path(char *buf, size_t size, unsigned int uid, int pid);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sched.h>
@@ -172,11 +173,48 @@ int os_gettid(void)
 }
 
 static int stderr_spare = -1;
+static dev_t spare_dev;		/* what the copy is: the program may reuse its number */
+static ino_t spare_ino;
 
 void os_keep_stderr(void)
 {
-	if (stderr_spare < 0)
-		stderr_spare = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
+	struct rlimit rl;
+	struct stat st;
+
+	if (stderr_spare >= 0 || getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < 16)
+		return;
+	/* High, where programs rarely put descriptors of their own (bash: exec 200>lock). */
+	int min = rl.rlim_cur > 1024 ? 1000 : (int)rl.rlim_cur / 2;
+	stderr_spare = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, min);
+	if (stderr_spare >= 0 && fstat(stderr_spare, &st)) {
+		close(stderr_spare);
+		stderr_spare = -1;
+	} else if (stderr_spare >= 0) {
+		spare_dev = st.st_dev;
+		spare_ino = st.st_ino;
+	}
+}
+
+void os_forget_stderr(void)
+{
+	/*
+	 * A fork's child: it must not hold its parent's stderr open (a daemon
+	 * that redirects 0, 1 and 2 would keep its caller's pipe open).
+	 */
+	if (stderr_spare >= 0) {
+		close(stderr_spare);
+		stderr_spare = -1;
+	}
+}
+
+/* Is the copy still ours: open, close-on-exec, the same file? */
+static bool stderr_spare_valid(void)
+{
+	struct stat st;
+	int flags = stderr_spare >= 0 ? fcntl(stderr_spare, F_GETFD) : -1;
+
+	return flags >= 0 && (flags & FD_CLOEXEC) && !fstat(stderr_spare, &st) && st.st_dev == spare_dev &&
+	       st.st_ino == spare_ino;
 }
 
 void os_write_stderr(const char *buf, size_t len)
@@ -189,7 +227,7 @@ void os_write_stderr(const char *buf, size_t len)
 			if (errno == EINTR)
 				continue;
 			/* The program closed its stderr (coreutils do, at exit): the copy. */
-			if (errno == EBADF && fd == STDERR_FILENO && stderr_spare >= 0) {
+			if (errno == EBADF && fd == STDERR_FILENO && stderr_spare_valid()) {
 				fd = stderr_spare;
 				continue;
 			}

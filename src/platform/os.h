@@ -35,11 +35,14 @@ int os_getpid(void);
 int os_gettid(void);
 void os_write_stderr(const char *buf, size_t len);
 /*
- * Keep a copy of stderr (a descriptor from 64 up, close-on-exec) for
- * os_write_stderr() to fall back on once the program has closed fd 2:
- * coreutils close it in an atexit handler, before kmem's exit report.
+ * Keep a copy of stderr (a high descriptor, from 1000 up when the fd limit
+ * allows, close-on-exec) for os_write_stderr() to fall back on once the
+ * program has closed fd 2: coreutils close it in an atexit handler, before
+ * kmem's exit report.  Used only while it is still the same file; a fork's
+ * child closes it (os_forget_stderr()).
  */
 void os_keep_stderr(void);
+void os_forget_stderr(void);
 unsigned long long os_now_ns(void);
 /* Sleep about @us microseconds (a retry's back-off). */
 void os_sleep_us(unsigned int us);
