@@ -352,6 +352,11 @@ fail:
 	atomic_store(&live_pid, 0);
 }
 
+bool kmem_live_serving(void)
+{
+	return atomic_load(&live_pid) == os_getpid();
+}
+
 void kmem_live_fork_child(void)
 {
 	/* The parent's thread is not here: its socket must refuse once the parent is gone. */

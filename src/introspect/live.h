@@ -6,6 +6,7 @@
 #define KMEM_INTROSPECT_LIVE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -13,6 +14,12 @@
  * the caller hold no kmem lock: it starts a thread).  Else nothing.
  */
 void kmem_live_start(void);
+
+/*
+ * Is this process serving?  (False once the server has stopped: its last
+ * use of its descriptor happens before a false answer.)
+ */
+bool kmem_live_serving(void);
 
 /* In a fork's child: close the parent's listening socket (the thread is not here). */
 void kmem_live_fork_child(void);
