@@ -653,6 +653,26 @@ os.close(2)' "$T/stats.mine" 2>&1)
 		else
 			ok "stats_at_exit [$b]: its stderr copy is not a fork child's, nor written once the program reuses its number"
 		fi
+		# With a low fd limit the copy is low (32 of 64): a program that closed every
+		# fd, opened files over that number and forked keeps them in the child.
+		lost=$( (ulimit -n 64; timeout "$LIMIT" env LD_PRELOAD="$SO" KMEM_CMDLINE="slab=$b kmem.stats_at_exit=1" \
+			"$PYTHON" -c '
+import os
+os.closerange(3, 64)
+fds = [os.open("/", os.O_RDONLY) for i in range(40)]
+pid = os.fork()
+if pid == 0:
+    bad = 0
+    for fd in fds:
+        try: os.fstat(fd)
+        except OSError: bad += 1
+    os._exit(bad)
+print(os.waitpid(pid, 0)[1] >> 8)') 2>/dev/null)
+		if [ "$lost" != 0 ]; then
+			fail "stats_at_exit [$b]: a fork child lost its own descriptors where the stderr copy had been ($lost)"
+		else
+			ok "stats_at_exit [$b]: a fork child keeps the files the program opened over the copy's number"
+		fi
 	done
 fi
 
@@ -827,6 +847,46 @@ print(len(keep) + len(blocks))' "$T/live.$b.done" >"$T/live.$b.out" 2>"$T/live.$
 			ok "live [$b]: kmemctl list, cat, slabtop and write on a running python3; socket gone at exit"
 		fi
 	done
+	# A stopped program (^Z, a debugger) whose backlog is full holds up neither
+	# kmemctl nor the programs that start serving after it.
+	env LD_PRELOAD="$SO" KMEM_CMDLINE="kmem.live=1" "$PYTHON" -c 'import time; time.sleep(60)' &
+	spid=$!
+	for _ in $(seq 100); do [ -S "$sockdir/$spid.sock" ] && break; sleep 0.05; done
+	kill -STOP "$spid"
+	t0=$SECONDS
+	hung=0
+	for _ in $(seq 12); do
+		timeout 20 env LD_PRELOAD="$SO" KMEM_CMDLINE="kmem.live=1" /bin/true || hung=$((hung + 1))
+	done
+	t1=$SECONDS
+	timeout 30 "$K" list >/dev/null 2>&1 || hung=$((hung + 1))
+	kill -KILL "$spid"; wait "$spid" 2>/dev/null
+	if [ $hung != 0 ] || [ $((t1 - t0)) -gt 5 ]; then
+		fail "live: a stopped program held up $hung of 13 later programs and kmemctl list ($((t1 - t0)) s for 12 starts)"
+	else
+		ok "live: a stopped program holds up neither later programs nor kmemctl"
+	fi
+	# A pre-forking daemon: every fd closed, its own listening socket on our number,
+	# workers forked at once.  Each worker keeps that socket.
+	lost=$(timeout "$LIMIT" env LD_PRELOAD="$SO" KMEM_CMDLINE="kmem.live=1" "$PYTHON" -c '
+import os, socket, sys, time
+os.closerange(3, 1024)
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(5)
+lost = 0
+for i in range(3):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.fstat(s.fileno()); os._exit(0)
+        except OSError:
+            os._exit(1)
+    lost += os.waitpid(pid, 0)[1] != 0
+print(lost)' 2>&1)
+	if [ "$lost" != 0 ]; then
+		fail "live: workers forked by a daemon lost its listening socket ($lost)"
+	else
+		ok "live: a daemon's workers keep the listening socket it put on our number"
+	fi
 	# A socket left by a killed process: nobody answers, kmemctl list removes it.
 	"$PYTHON" -c '
 import os, socket, sys

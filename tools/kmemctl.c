@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 static int usage(void)
@@ -83,6 +84,8 @@ static int connect_to(const char *path)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
+	/* Before the connect: a stopped program's full backlog makes it wait (EAGAIN after 5 s). */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		close(fd);
 		return -1;
@@ -94,7 +97,6 @@ static int connect_to(const char *path)
 	}
 	/* A program that accepts and never answers (a stopped one) does not hang us. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
 }
 
@@ -143,6 +145,23 @@ static int request(long pid, const char *file, const char *req, char **out)
 		}
 		if (r <= 0)
 			break;
+		/*
+		 * Done once the header and its <length> bytes are in: a fork's
+		 * child of the program may hold a copy of the connection, so
+		 * the end of file can come late.
+		 */
+		buf[n + (size_t)r] = '\0';
+		char *nl = strchr(buf, '\n');
+		unsigned long total;
+		if (nl && !strncmp(buf, "ok ", 3) && sscanf(buf + 3, "%lu", &total) == 1 &&
+		    n + (size_t)r >= (size_t)(nl + 1 - buf) + total) {
+			n += (size_t)r;
+			break;
+		}
+		if (nl && !strncmp(buf, "error ", 6)) {
+			n += (size_t)r;
+			break;
+		}
 	}
 	close(fd);
 	if (!buf) {
@@ -197,13 +216,15 @@ static int cmd_list(void)
 		char path[128], comm[64] = "?";
 		socket_path(path, sizeof(path), pid);
 		int fd = connect_to(path);
-		if (fd < 0) {
+		bool stopped = fd < 0 && errno == EAGAIN;
+		if (fd < 0 && !stopped) {
 			/* Its process is gone (killed, or exec'ed): nobody will answer. */
 			if (errno == ECONNREFUSED)
 				unlinkat(dfd, e->d_name, 0);
 			continue;
 		}
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 		FILE *f = fopen(path, "r");
 		if (f) {
@@ -211,7 +232,7 @@ static int cmd_list(void)
 				comm[strcspn(comm, "\n")] = '\0';
 			fclose(f);
 		}
-		printf("%8ld  %s\n", pid, comm);
+		printf("%8ld  %s%s\n", pid, comm, stopped ? " (not answering: stopped?)" : "");
 	}
 	closedir(d);
 	return 0;
@@ -330,7 +351,9 @@ static int cmd_slabtop(long pid, int argc, char **argv)
 	bool tty = isatty(1);
 	for (long i = 0; !count || i < (long)count; i++) {
 		if (i) {
-			usleep((useconds_t)(secs * 1e6));
+			struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
 			if (tty)
 				fputs("\033[H\033[J", stdout);
 			else

@@ -62,6 +62,7 @@ kmem_param("kmem.live", kmem_live, bool,
 
 static atomic_int live_pid;		/* the process that serves, 0: none */
 static int listen_fd = -1;
+static atomic_int conn_fd = -1;		/* the connection being served, for a fork's child to close */
 static dev_t listen_dev;		/* what listen_fd is: checked before each accept */
 static ino_t listen_ino;
 static struct sockaddr_un live_addr;
@@ -248,7 +249,10 @@ static void *live_serve(void *arg)
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			continue;
+		atomic_store(&conn_fd, fd);
 		serve_one(fd);
+		/* Forgotten before it is closed: a fork's child never closes a number reused since. */
+		atomic_store(&conn_fd, -1);
 		close(fd);
 	}
 	live_close();
@@ -295,7 +299,8 @@ static void sweep_dead(const char *dir)
 		struct sockaddr_un a = { .sun_family = AF_UNIX };
 		if ((size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", dir, e->d_name) >= sizeof(a.sun_path))
 			continue;
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* Non-blocking: a stopped program's full backlog must not stop us (EAGAIN: alive). */
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0)
 			break;
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) && errno == ECONNREFUSED)
@@ -359,11 +364,20 @@ bool kmem_live_serving(void)
 
 void kmem_live_fork_child(void)
 {
-	/* The parent's thread is not here: its socket must refuse once the parent is gone. */
-	if (listen_fd >= 0 && atomic_load(&live_pid) != os_getpid()) {
+	if (atomic_load(&live_pid) == os_getpid())
+		return;
+	/*
+	 * The parent's thread is not here: its socket must refuse once the
+	 * parent is gone, and a client must not wait on the child's copy of a
+	 * connection.  Only if the number is still our socket: the program may
+	 * have reused it (closed every fd, opened its own) less than a poll ago.
+	 */
+	if (listen_fd >= 0 && still_ours())
 		close(listen_fd);
-		listen_fd = -1;
-	}
+	listen_fd = -1;
+	int c = atomic_exchange(&conn_fd, -1);
+	if (c >= 0)
+		close(c);
 }
 
 /* The socket goes with the process that made it (not with a fork's child). */

@@ -184,7 +184,7 @@ void os_keep_stderr(void)
 	if (stderr_spare >= 0 || getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < 16)
 		return;
 	/* High, where programs rarely put descriptors of their own (bash: exec 200>lock). */
-	int min = rl.rlim_cur > 1024 ? 1000 : (int)rl.rlim_cur / 2;
+	int min = rl.rlim_cur >= 1024 ? 1000 : (int)rl.rlim_cur / 2;
 	stderr_spare = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, min);
 	if (stderr_spare >= 0 && fstat(stderr_spare, &st)) {
 		close(stderr_spare);
@@ -192,18 +192,6 @@ void os_keep_stderr(void)
 	} else if (stderr_spare >= 0) {
 		spare_dev = st.st_dev;
 		spare_ino = st.st_ino;
-	}
-}
-
-void os_forget_stderr(void)
-{
-	/*
-	 * A fork's child: it must not hold its parent's stderr open (a daemon
-	 * that redirects 0, 1 and 2 would keep its caller's pipe open).
-	 */
-	if (stderr_spare >= 0) {
-		close(stderr_spare);
-		stderr_spare = -1;
 	}
 }
 
@@ -216,6 +204,18 @@ static bool stderr_spare_valid(void)
 	return flags >= 0 && (flags & FD_CLOEXEC) && !fstat(stderr_spare, &st) && st.st_dev == spare_dev &&
 	       st.st_ino == spare_ino;
 }
+
+void os_forget_stderr(void)
+{
+	/*
+	 * A fork's child: it must not hold its parent's stderr open (a daemon
+	 * that redirects 0, 1 and 2 would keep its caller's pipe open).
+	 */
+	if (stderr_spare >= 0 && stderr_spare_valid())
+		close(stderr_spare);	/* not if the number is the program's now */
+	stderr_spare = -1;
+}
+
 
 void os_write_stderr(const char *buf, size_t len)
 {
