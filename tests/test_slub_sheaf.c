@@ -187,17 +187,8 @@ static struct kmem_cache *cache64_bare(const char *name)
 	return s;
 }
 
-static void alloc_n(struct kmem_cache *s, void **p, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = kmem_cache_alloc(s, GFP);
-}
-
-static void free_n(struct kmem_cache *s, void **p, int n)
-{
-	for (int i = 0; i < n; i++)
-		kmem_cache_free(s, p[i]);
-}
+#define alloc_n slab_alloc_n
+#define free_n slab_free_n
 
 /* ---- sheaf_capacity ----------------------------------------------------- */
 

@@ -26,6 +26,7 @@ const char *const vmstat_text_event[NR_VM_EVENT_ITEMS] = {
 	[PCP_DRAIN] = "pcp_drain",
 	[SLAB_PAGES_RELEASED] = "slab_pages_released",
 	[SLAB_PAGES_RESTORED] = "slab_pages_restored",
+	[SLAB_SHEAF_REAPED] = "slab_sheaf_reaped",
 };
 
 atomic_long vm_zone_stat[NR_VM_ZONE_STAT_ITEMS];

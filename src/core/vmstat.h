@@ -34,6 +34,7 @@ enum vm_event_item {
 	PCP_DRAIN,		/* pcp batches returned to the buddy lists */
 	SLAB_PAGES_RELEASED,	/* pages of partial slabs given back to the OS */
 	SLAB_PAGES_RESTORED,	/* such pages taken back when their slab is allocated from */
+	SLAB_SHEAF_REAPED,	/* objects of idle sheaves flushed to their slabs (slub_reap_tick()) */
 	NR_VM_EVENT_ITEMS
 };
 

@@ -82,6 +82,13 @@ struct node_barn {
 	 * objects, max_full sheaves of the cache's sheaf_capacity.
 	 */
 	unsigned long full_objs, max_full_objs;
+	/*
+	 * Since the last reap (barn_reap()): the fewest full sheaves the barn
+	 * held, and how many it gave out; low_prev is low_full of the reap
+	 * before.  The bottom min(low_full, low_prev) sheaves of the stack
+	 * were not taken in two rounds.
+	 */
+	unsigned int low_full, low_prev, gets;
 };
 #define MAX_FULL_SHEAVES	10	/* the kernel's; slub_barn_kb may allow more */
 #define MAX_FULL_SHEAVES_CAP	64

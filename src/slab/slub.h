@@ -196,6 +196,14 @@ struct kmem_cache_cpu {
 	unsigned char sheaf_refills;	/* refills of main from slabs, up to SHEAF_RAMP */
 	unsigned char sheaf_shift;	/* this thread's new sheaves hold sheaf_capacity << it (grown) */
 	unsigned char barn_trips;	/* barn trips since the last growth (slub_sheaf.c) */
+	/*
+	 * The slot's allocations at the last reap (slub_reap_tick()), mod 2^16:
+	 * 16 bits fit in the padding, and a slot is 256 bytes, a shift from its
+	 * index (4 bytes more made it 320: a multiply on every malloc).  A slot
+	 * that made a multiple of 65536 allocations between two reaps looks
+	 * idle and is flushed: a slow path for it, nothing lost.
+	 */
+	uint16_t reap_allocs;
 	unsigned int nr_partial;	/* slabs on partial; read by sysfs from other threads */
 	unsigned int stat[NR_SLUB_STAT_ITEMS];
 } __attribute__((aligned(64)));
@@ -208,6 +216,7 @@ struct kmem_cache_cpu {
 struct slub_thread {
 	struct kmem_cache_cpu cpu[KMEM_MAX_CACHES];
 };
+_Static_assert(sizeof(struct kmem_cache_cpu) == 256, "a slot's offset is its index shifted");
 
 /*
  * This thread's slots.  A thread with none yet, or one that is exiting,
@@ -366,6 +375,8 @@ void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c);
 void barn_init(struct kmem_cache *s);
 void barn_shrink(struct kmem_cache *s);
 unsigned long barn_objects(struct kmem_cache *s);
+unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c);
+unsigned long sheaf_thread_objects(struct kmem_cache_cpu *c);
 void sheaf_fork_prepare(void);
 void sheaf_fork_parent(void);
 void sheaf_fork_child(void);
@@ -401,6 +412,14 @@ int slub_cpu_partial_per_thread(struct kmem_cache *s, unsigned int *slabs, int m
 long slub_validate(struct kmem_cache *s);
 /* Flush this thread's cpu slab and partials of @s (kernel flush_slab). */
 void slub_flush_this_thread(struct kmem_cache *s);
+/*
+ * Look at each of this thread's slots now, as its slow paths do every
+ * slub_reap_events: give back what a slot that allocated nothing since the
+ * last look holds, and the full sheaves each cache's barn did not give out.
+ */
+void slub_reap_thread(void);
+/* Tests: called while reap holds a slot of @s claimed (a destroy may come then). */
+extern void (*slub_reap_claimed_hook)(struct kmem_cache *s);
 
 /* ---- fast paths ---------------------------------------------------- */
 

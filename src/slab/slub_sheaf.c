@@ -235,6 +235,7 @@ void barn_init(struct kmem_cache *s)
 	 */
 	barn->max_empty = barn->max_full;
 	barn->full_objs = 0;
+	barn->low_full = barn->low_prev = barn->gets = 0;
 	barn->max_full_objs = (unsigned long)barn->max_full * s->sheaf_capacity;
 	sheaf_grow_init(s);
 }
@@ -277,6 +278,9 @@ static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_c
 	if (barn->full) {
 		full = barn_pop(&barn->full, &barn->nr_full);
 		barn_add_objs(barn, -(long)full->size);
+		barn->gets++;
+		if (barn->nr_full < barn->low_full)
+			barn->low_full = barn->nr_full;
 		if (empty && barn->nr_empty < barn->max_empty) {
 			barn_push(&barn->empty, &barn->nr_empty, empty);
 			empty = NULL;
@@ -354,6 +358,7 @@ void barn_shrink(struct kmem_cache *s)
 	__atomic_store_n(&barn->nr_full, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&barn->nr_empty, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&barn->full_objs, 0, __ATOMIC_RELAXED);
+	barn->low_full = barn->low_prev = barn->gets = 0;
 	kmem_unlock(&barn->lock);
 	while (full) {
 		struct slab_sheaf *next = full->next;
@@ -366,6 +371,62 @@ void barn_shrink(struct kmem_cache *s)
 		free_empty_sheaf(s, NULL, empty);
 		empty = next;
 	}
+}
+
+/*
+ * The full sheaves nobody took since the last reap go back to their slabs
+ * (all of them if the barn gave out none: the cache's allocations have no
+ * use for it; else half, as jemalloc's tcache GC flushes part of a bin's
+ * low-water mark).  A barn holds up to slub_barn_kb of objects, and a
+ * cache whose frees outlive its allocations (a size class a program has
+ * moved away from) would otherwise keep them, each one pinning a slab
+ * that has no other live object (longlived: 90 MB of slabs).  The oldest
+ * sheaves go, from the bottom of the stack.  Returns the objects flushed.
+ */
+unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct node_barn *barn = &s->barn;
+	struct slab_sheaf *list = NULL;
+	unsigned long objs = 0;
+
+	/* Unlocked peek: a stale answer only delays a reap. */
+	if (!s->sheaf_capacity || !__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED))
+		return 0;
+	kmem_lock(&barn->lock);
+	unsigned int low = barn->low_full < barn->low_prev ? barn->low_full : barn->low_prev;
+	unsigned int idle = low < barn->nr_full ? low : barn->nr_full;
+	if (barn->gets)
+		idle /= 2;
+	if (idle) {
+		struct slab_sheaf **link = &barn->full;
+		for (unsigned int keep = barn->nr_full - idle; keep; keep--)
+			link = &(*link)->next;
+		list = *link;
+		*link = NULL;
+		__atomic_store_n(&barn->nr_full, barn->nr_full - idle, __ATOMIC_RELAXED);
+		for (struct slab_sheaf *sh = list; sh; sh = sh->next)
+			objs += sh->size;
+		barn_add_objs(barn, -(long)objs);
+	}
+	barn->low_prev = barn->low_full - idle;
+	barn->low_full = barn->nr_full;
+	barn->gets = 0;
+	kmem_unlock(&barn->lock);
+	while (list) {
+		struct slab_sheaf *next = list->next;
+		sheaf_flush(s, c, list);
+		free_empty_sheaf(s, c, list);
+		list = next;
+	}
+	return objs;
+}
+
+/* Objects in this thread's main and spare sheaves of a slot. */
+unsigned long sheaf_thread_objects(struct kmem_cache_cpu *c)
+{
+	if (!c->main)
+		return 0;
+	return c->count + (c->hot != NULL) + (c->spare ? c->spare->size : 0);
 }
 
 unsigned long barn_objects(struct kmem_cache *s)

@@ -123,6 +123,18 @@ static int cmp_ptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+void slab_alloc_n(struct kmem_cache *s, void **p, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+}
+
+void slab_free_n(struct kmem_cache *s, void **p, int n)
+{
+	for (int i = 0; i < n; i++)
+		kmem_cache_free(s, p[i]);
+}
+
 int slab_disjoint(void *const *p, size_t n, size_t size)
 {
 	void **s = malloc((n ? n : 1) * sizeof(*s));

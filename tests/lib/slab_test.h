@@ -69,6 +69,9 @@ void slab_shuffle(void **p, size_t n, uint64_t *rng);
 struct kmem_cache;
 /* 200 objects of @s (using @size bytes each) are disjoint and keep their contents. */
 int slab_cache_works(struct kmem_cache *s, size_t size);
+/* p[0..n) = @n kmem_cache_alloc(@s, GFP_KERNEL); then each kmem_cache_free()d, in order. */
+void slab_alloc_n(struct kmem_cache *s, void **p, int n);
+void slab_free_n(struct kmem_cache *s, void **p, int n);
 
 /* The number /sys/kernel/slab/<@s's name>/@file starts with, or -1 without that file. */
 long slab_sysfs_long(struct kmem_cache *s, const char *file);
