@@ -49,8 +49,8 @@
  * (requested sizes), mid_kb for frag: the resident size after the 90% free.
  * Under libkmem-malloc.so each RESULT is followed by
  *   KMEMSTAT wl=hot16 alloc_fastpath=0 ... barn_put=0 pgalloc_normal=17 pgreported=0
- *            slab_pages_released=0 slab_pages_restored=0
- * the SLUB counters summed over the kmalloc-* and malloc-* caches and four
+ *            slab_pages_released=0 slab_pages_restored=0 slab_sheaf_reaped=0
+ * the SLUB counters summed over the kmalloc-* and malloc-* caches and five
  * /proc/vmstat items, as differences since the previous KMEMSTAT line.
  *
  *   bench_peers_workloads WORKLOAD [-x SCALE]    SCALE multiplies the op counts
@@ -195,11 +195,12 @@ static const char *const kstat_names[] = {
 	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "alloc_slab", "free_slab",
 	"alloc_cpu_sheaf", "free_cpu_sheaf", "sheaf_flush", "sheaf_refill", "barn_get", "barn_put",
 	/* From /proc/vmstat: pages from the buddy allocator, free pages given back to
-	 * the OS, pages of partial slabs given back and taken back (slub_release.c). */
-	"pgalloc_normal", "pgreported", "slab_pages_released", "slab_pages_restored",
+	 * the OS, pages of partial slabs given back and taken back (slub_release.c),
+	 * objects of idle sheaves given back to their slabs (slub_reap_thread()). */
+	"pgalloc_normal", "pgreported", "slab_pages_released", "slab_pages_restored", "slab_sheaf_reaped",
 };
 #define NR_KSTAT (int)(sizeof(kstat_names) / sizeof(kstat_names[0]))
-#define NR_SLUB_KSTAT (NR_KSTAT - 4)
+#define NR_SLUB_KSTAT (NR_KSTAT - 5)
 static unsigned long long kstat_last[NR_KSTAT];
 
 static int find_kmem(struct dl_phdr_info *info, size_t size, void *arg)
