@@ -7,6 +7,8 @@
  * in several threads while others allocate.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,4 +390,42 @@ KTEST(a_program_socket_on_our_number_is_left_alone)
 	unlink(a.sun_path);
 }
 
-KTEST_MAIN((void)0)
+/*
+ * ".<pid>.tmp": a socket bound, not yet renamed to <pid>.sock.  Made in
+ * setup, before the server's first start sweeps the directory: a dead
+ * program's goes, a live one's (our parent's number) stays.
+ */
+static char dead_tmp[108], live_tmp[108];
+
+static void make_tmp(char *path, size_t size, long pid)
+{
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/tmp/kmem-%u", (unsigned int)getuid());
+	(void)mkdir(dir, 0700);
+	snprintf(path, size, "%s/.%ld.tmp", dir, pid);
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void make_tmps(void)
+{
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	make_tmp(dead_tmp, sizeof(dead_tmp), (long)child);
+	make_tmp(live_tmp, sizeof(live_tmp), (long)getppid());
+}
+
+KTEST(a_dead_programs_half_made_socket_is_removed)
+{
+	boot();
+	KT_EXPECT(access(dead_tmp, F_OK) != 0);
+	KT_EXPECT(access(live_tmp, F_OK) == 0);
+	unlink(live_tmp);
+}
+
+KTEST_MAIN(make_tmps())

@@ -34,6 +34,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <poll.h>
@@ -278,7 +279,8 @@ static bool socket_dir(const char *dir)
 
 /*
  * Remove the sockets of @dir that nobody answers on: those of programs
- * killed, ended by _exit() or exec'ed, as kmemctl list does.  A process
+ * killed, ended by _exit() or exec'ed, as kmemctl list does; and the
+ * ".<pid>.tmp" of a program that died between its bind() and rename().  A process
  * started under kmem.live serves, and so does each program it starts.
  */
 static void sweep_dead(const char *dir)
@@ -294,6 +296,12 @@ static void sweep_dead(const char *dir)
 	for (struct dirent *e; (e = readdir(d));) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
+		if (e->d_name[0] == '.' && (pid = strtol(e->d_name + 1, &end, 10)) > 0 && !strcmp(end, ".tmp")) {
+			/* Bound but never renamed: its program died in between. */
+			if (kill((pid_t)pid, 0) && errno == ESRCH)
+				unlinkat(dfd, e->d_name, 0);
+			continue;
+		}
 		if (pid <= 0 || strcmp(end, ".sock"))
 			continue;
 		struct sockaddr_un a = { .sun_family = AF_UNIX };
