@@ -28,6 +28,7 @@
 
 #include <kmem.h>
 
+#include "slab/kmalloc.h"
 #include "slab/slab.h"
 #include "slab/slub.h"
 #include "slab/slub_internal.h"
@@ -224,18 +225,39 @@ KTEST(a_slot_that_allocates_keeps_its_sheaves)
 	kmem_cache_destroy(s);
 }
 
-KTEST(kmalloc_caches_and_a_thread_without_slots_reap_safely)
+/* A thread with no slot yet reaps nothing; once it has kmalloc's, they reap like any. */
+static void fresh_thread_body(void)
 {
-	/* A thread that never used a cache reaps nothing, and does not crash. */
+	long r0 = kt_vmstat("slab_sheaf_reaped");
 	slub_reap_thread();
-	void *p = kmalloc(100, GFP);
-	KT_ASSERT(p);
-	kfree(p);
+	KT_EXPECT(!slub_thread_live());
+	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") == r0);
+	void *p[100];
+	for (int i = 0; i < 100; i++)
+		p[i] = kmalloc(100, GFP);
+	for (int i = 0; i < 100; i++)
+		kfree(p[i]);
+	struct kmem_cache *k = kmalloc_caches[kmalloc_slab_index(100)];
+	KT_ASSERT(k && in_sheaves(k) > 0);
+	unsigned long held = in_sheaves(k);
 	slub_reap_thread();
 	slub_reap_thread();
-	p = kmalloc(100, GFP);
-	KT_EXPECT(p != NULL);
-	kfree(p);
+	KT_EXPECT(in_sheaves(k) == 0);
+	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") >= r0 + (long)held);
+}
+
+static void *fresh_thread(void *arg)
+{
+	(void)arg;
+	fresh_thread_body();
+	return NULL;
+}
+
+KTEST(a_new_thread_and_kmalloc_caches)
+{
+	pthread_t t;
+	KT_ASSERT(pthread_create(&t, NULL, fresh_thread, NULL) == 0);
+	pthread_join(t, NULL);
 }
 
 /* ---- the automatic reap (children booted with slub_reap_events) ---------- */
@@ -330,11 +352,14 @@ KTEST(destroy_while_another_thread_reaps)
 
 	kt_capture_begin(&cap);
 	KT_ASSERT(pthread_create(&t, NULL, reaper, NULL) == 0);
+	unsigned int lo = ~0u, hi = 0;
 	for (int i = 0; i < ROUNDS; i++) {
 		struct kmem_cache *s = kmem_cache_create("kt_reap_race", OBJ, 0, SLAB_NO_MERGE, NULL);
 		if (!s)
 			break;
 		created++;
+		lo = s->index < lo ? s->index : lo;
+		hi = s->index > hi ? s->index : hi;
 		atomic_store(&shared, s);
 		while (atomic_load(&used) != i + 1)
 			;
@@ -346,20 +371,25 @@ KTEST(destroy_while_another_thread_reaps)
 	pthread_join(t, NULL);
 	char *out = kt_capture_end(&cap);
 	KT_EXPECT(created == ROUNDS);
+	/* Each cache was released by the next round: its index came back. */
+	KT_EXPECT(hi - lo <= 2);
 	if (kmem_report_count() != r0 || strstr(out, "BUG") || strstr(out, "WARNING"))
 		KT_FAIL("reports while destroying:\n%s", out);
 	free(out);
 }
 
 /*
- * The window itself: a destroy runs while the reap holds this thread's slot
- * claimed.  The destroy cannot retire the slot then and leaves it; the
- * reap, once done, finds the cache dying and retires the slot, the last
- * reference, so the cache is released and its index is free again.
+ * The windows themselves, through the test hooks.  (1) A destroy runs while
+ * the reap holds this thread's slot tagged: it cannot retire the slot and
+ * leaves it; the reap finds the cache dying and retires the slot.  (2) A
+ * destroy runs right after the reap untagged the slot: it retires the slot
+ * itself, and the cache must live on until the reap's last read of it (the
+ * reap's own reference).  Either way the cache is released once, its index
+ * is free again, and nothing is reported.
  */
 static struct kmem_cache *_Atomic to_destroy;
 static struct kmem_cache *target;
-static atomic_int destroyed;
+static atomic_int destroyed, alive_after;
 
 static void *destroyer(void *arg)
 {
@@ -378,12 +408,15 @@ static void destroy_now(struct kmem_cache *s)
 	if (s != target)
 		return;
 	slub_reap_claimed_hook = NULL;
+	slub_reap_restored_hook = NULL;
 	atomic_store(&to_destroy, s);
 	while (!atomic_load(&destroyed))
 		;
+	/* Still alive: the reap's reference (and, in window 1, the slot's). */
+	atomic_store(&alive_after, atomic_load(&s->nr_thread_users));
 }
 
-KTEST(a_destroy_while_the_reap_holds_the_slot)
+static void destroy_in_window(bool after_restore)
 {
 	pthread_t t;
 	struct kmem_cache *s = cache64("kt_reap_window");
@@ -393,14 +426,21 @@ KTEST(a_destroy_while_the_reap_holds_the_slot)
 	free_n(s, objs, 100);
 	unsigned long r0 = kmem_report_count();
 
+	atomic_store(&to_destroy, NULL);
+	atomic_store(&destroyed, 0);
 	KT_ASSERT(pthread_create(&t, NULL, destroyer, NULL) == 0);
 	target = s;
-	slub_reap_claimed_hook = destroy_now;
+	if (after_restore)
+		slub_reap_restored_hook = destroy_now;
+	else
+		slub_reap_claimed_hook = destroy_now;
 	slub_reap_thread();
 	slub_reap_claimed_hook = NULL;
+	slub_reap_restored_hook = NULL;
 	pthread_join(t, NULL);
 	KT_EXPECT(atomic_load(&destroyed) == 1);
-	/* Retired by the reap: the slot is free, and so is the cache's index. */
+	KT_EXPECT(atomic_load(&alive_after) == (after_restore ? 1 : 2));
+	/* Retired: the slot is free, and so is the cache's index. */
 	KT_EXPECT(slub_this->cpu[index].cache == NULL);
 	KT_EXPECT(kmem_report_count() == r0);
 	struct kmem_cache *again = kmem_cache_create("kt_reap_window2", OBJ, 0, SLAB_NO_MERGE, NULL);
@@ -409,8 +449,190 @@ KTEST(a_destroy_while_the_reap_holds_the_slot)
 	kmem_cache_destroy(again);
 }
 
+KTEST(a_destroy_while_the_reap_holds_the_slot)
+{
+	destroy_in_window(false);
+}
+
+KTEST(a_destroy_right_after_the_reap_gave_the_slot_back)
+{
+	destroy_in_window(true);
+}
+
+/* ---- a thread of many caches; grown sheaves; counters read meanwhile ---- */
+
+/*
+ * A thread that goes round 1000 caches, an object of each at a time: each
+ * comes back once a round, so none is idle between two reaps, which are
+ * twice the slots apart; nothing is reaped once the first round is done
+ * (with a fixed period of 256 every slot was flushed in turn, and each
+ * flush made the next round's slow paths: 10 -> 1100 ns a pair).
+ */
+#define MANY	1000
+static long r0_many;
+
+static void child_many_caches(void)
+{
+	if (kmem_init("mem=256M nr_cpus=2")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	static struct kmem_cache *c[MANY];
+	for (int i = 0; i < MANY; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "kt_many%d", i);
+		c[i] = kmem_cache_create(name, OBJ, 0, SLAB_NO_MERGE, NULL);
+		KT_ASSERT(c[i]);
+	}
+	for (int r = 0; r < 25; r++) {
+		if (r == 5)
+			r0_many = kt_vmstat("slab_sheaf_reaped");
+		for (int i = 0; i < MANY; i++)
+			kmem_cache_free(c[i], kmem_cache_alloc(c[i], GFP));
+	}
+	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") == r0_many);
+}
+
+KTEST(a_thread_of_many_caches_reaps_none_in_turn)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("many_caches"));
+}
+
+/*
+ * A reaped slot starts again as a new thread's: its sheaves had grown to 508
+ * objects in bursts; after the reaps (the slot's, then the barn's) one
+ * allocation refills 8 from slabs (the ramp), not 508 that the next reap
+ * would flush again.
+ */
+static void child_grown_then_reaped(void)
+{
+	if (kmem_init("mem=256M nr_cpus=2")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	struct kmem_cache *s = cache64("kt_reap_grown");
+	KT_ASSERT(s);
+	for (int round = 0; round < 10; round++) {
+		alloc_n(s, objs, 3000);
+		free_n(s, objs, 3000);
+	}
+	struct kmem_cache_cpu *c = &slub_this->cpu[s->index];
+	KT_ASSERT(c->sheaf_shift > 0);
+	slub_reap_thread();
+	slub_reap_thread();	/* the slot is idle */
+	KT_EXPECT(c->sheaf_shift == 0 && !c->main);
+	slub_reap_thread();	/* and the barn's grown sheaves go too */
+	KT_EXPECT(nr_full(s) == 0);
+	void *x = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(x);
+	KT_EXPECT(c->cap == CAP && c->count + (c->hot != NULL) < 8);
+	kmem_cache_free(s, x);
+}
+
+KTEST(a_reaped_slot_starts_small_again)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("grown_then_reaped"));
+}
+
+/*
+ * A reap does not hide its slot from other threads: counters read while
+ * a thread reaps all the time (slub_reap_events=1) never go backwards.
+ */
+static struct kmem_cache *mono;
+static atomic_bool mono_stop;
+
+static void *mono_worker(void *arg)
+{
+	static void *o[200];
+
+	(void)arg;
+	while (!atomic_load(&mono_stop)) {
+		alloc_n(mono, o, 200);
+		free_n(mono, o, 200);
+	}
+	return NULL;
+}
+
+static void child_counters_while_reaping(void)
+{
+	if (kmem_init("mem=256M nr_cpus=2 slub_reap_events=1")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	mono = cache64("kt_reap_mono");
+	KT_ASSERT(mono);
+	pthread_t t;
+	KT_ASSERT(pthread_create(&t, NULL, mono_worker, NULL) == 0);
+	unsigned long prev = 0, back = 0;
+	for (int i = 0; i < 20000; i++) {
+		unsigned long v = strtoul(kt_slab_attr("kt_reap_mono", "alloc_cpu_sheaf"), NULL, 10);
+		if (v < prev)
+			back++;
+		prev = v;
+	}
+	atomic_store(&mono_stop, true);
+	pthread_join(t, NULL);
+	KT_EXPECT(back == 0);
+	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") > 0);
+}
+
+KTEST(counters_never_go_back_while_a_thread_reaps)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("counters_while_reaping"));
+}
+
+/*
+ * A constructor that allocates: its kmallocs' slow paths must not reap
+ * while the slab it is building, or the sheaf being refilled, is in the
+ * middle of being set up (slub_reap_events=1: every slow path would).
+ */
+#define CTOR_MAGIC	0x5eedf00dcafe1234ull
+
+static void ctor_that_allocates(void *obj)
+{
+	void *p[100];
+
+	for (int i = 0; i < 100; i++)
+		p[i] = kmalloc(64, GFP);
+	for (int i = 0; i < 100; i++)
+		kfree(p[i]);
+	*(unsigned long long *)obj = CTOR_MAGIC;
+}
+
+static void child_ctor_allocates(void)
+{
+	if (kmem_init("mem=256M nr_cpus=2 slub_reap_events=1")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	struct kmem_cache *s = kmem_cache_create("kt_reap_ctor", OBJ, 0, SLAB_NO_MERGE, ctor_that_allocates);
+	KT_ASSERT(s);
+	for (int round = 0; round < 3; round++) {
+		alloc_n(s, objs, 3000);
+		KT_ASSERT(slab_disjoint(objs, 3000, OBJ));
+		for (int i = 0; i < 3000; i++)
+			KT_ASSERT(*(unsigned long long *)objs[i] == CTOR_MAGIC);
+		free_n(s, objs, 3000);
+		/* Between rounds the slot is idle: it may be reaped now. */
+		slub_reap_thread();
+		slub_reap_thread();
+	}
+	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") > 0);
+	KT_EXPECT(kmem_cache_shrink(s) == 0);
+	kmem_cache_destroy(s);
+}
+
+KTEST(a_constructor_that_allocates)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("ctor_allocates"));
+}
+
 static const struct slab_child children[] = {
+	{ "ctor_allocates", child_ctor_allocates },
 	{ "reap_default", child_reap_default },
+	{ "many_caches", child_many_caches },
+	{ "grown_then_reaped", child_grown_then_reaped },
+	{ "counters_while_reaping", child_counters_while_reaping },
 };
 
 KTEST_MAIN(

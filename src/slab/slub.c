@@ -88,13 +88,21 @@ kmem_param("slab_freelist_hardened", slab_freelist_hardened, bool,
 
 /* ---- per-thread state ---------------------------------------------- */
 
+#define BITS_PER_LONG	(8 * (unsigned int)sizeof(unsigned long))
+
 struct slub_thread_hdr {
 	struct slub_thread_node reg;
+	/* Slots this thread set up (bit = cache index): what a reap looks at. */
+	unsigned long used[KMEM_MAX_CACHES / BITS_PER_LONG];
 	struct slub_thread t;
 };
 
+static struct slub_thread_hdr *thread_hdr(struct slub_thread *t)
+{
+	return container_of(t, struct slub_thread_hdr, t);
+}
+
 static void slub_thread_exit(void *arg);
-static void slub_reap_tick(void);
 
 /* Install @slab as the cpu slab (NULL: none); the free fast path checks its range. */
 static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
@@ -145,6 +153,7 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 		memset(c, 0, offsetof(struct kmem_cache_cpu, stat));
 		__atomic_store_n(&c->cache, s, __ATOMIC_RELEASE);
 		atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
+		thread_hdr(t)->used[s->index / BITS_PER_LONG] |= 1ul << (s->index % BITS_PER_LONG);
 	}
 	return c;
 }
@@ -245,7 +254,7 @@ struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
 	for (int i = (int)objects - 1; i >= 0; i--) {
 		void *obj = base + (size_t)i * s->size + s->red_left_pad;
 		if (s->ctor)
-			s->ctor(obj);
+			slub_run_ctor(s, obj);
 		set_freepointer(s, obj, prev);
 		prev = obj;
 	}
@@ -931,16 +940,15 @@ static void slub_cache_release(struct kmem_cache *s);
  * A slot is retired by its own thread when it exits, or by
  * kmem_cache_destroy() from another thread; ->cache goes from the cache to
  * SLOT_RETIRING with a CAS, so exactly one of them does it.  Readers that
- * look for slots of a cache skip it meanwhile.
+ * look for slots of a cache skip it meanwhile.  (Sequentially consistent:
+ * a destroy's claim and a reap's, see reap_slot().)
  */
-#define SLOT_RETIRING	((struct kmem_cache *)1)
-
 static bool claim_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct kmem_cache *expected = s;
 
 	return __atomic_compare_exchange_n(&c->cache, &expected, SLOT_RETIRING, false,
-					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -998,9 +1006,11 @@ kmem_param("slub_reap_events", slub_reap_events, uint,
 	   "slow paths of a thread between two looks for idle sheaves (0: never reap)");
 
 void (*slub_reap_claimed_hook)(struct kmem_cache *s);
+void (*slub_reap_restored_hook)(struct kmem_cache *s);
 
 static __thread unsigned int reap_ticks __attribute__((tls_model("initial-exec")));
-static __thread bool reaping __attribute__((tls_model("initial-exec")));
+static __thread unsigned int reap_slots __attribute__((tls_model("initial-exec")));	/* in use, last reap */
+__thread bool slub_reap_busy __attribute__((tls_model("initial-exec")));
 
 static uint16_t slot_allocs(struct kmem_cache_cpu *c)
 {
@@ -1010,19 +1020,24 @@ static uint16_t slot_allocs(struct kmem_cache_cpu *c)
 }
 
 /*
- * One of this thread's slots, in use by @s.  It is claimed first, as
- * kmem_cache_destroy() claims it: until then @s may be destroyed and freed
- * by another thread (only a slot's own reference keeps it), so nothing of
- * it, nor of the slot, is read before the claim; and a destroy meanwhile
- * leaves the slot alone.  If one came (the cache is dying when the claim
- * ends), the slot is retired here, as the destroy would have.
+ * One of this thread's slots, in use by @s.  ->cache is tagged SLOT_REAPING
+ * first: until then @s may be destroyed and freed by another thread (only
+ * a slot's reference keeps it), so nothing of it, nor of the slot, is read
+ * before; a destroy meanwhile cannot claim the slot and leaves it to us,
+ * while readers still count it.  From the tag on, a reference of the reap's
+ * own keeps @s until its last read, after the tag is gone (a destroy may
+ * then take the slot at once).  If a destroy came (the cache is dying),
+ * the slot is retired here, as the destroy would have.
  */
 static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
+	struct kmem_cache *expected = s, *tagged = (struct kmem_cache *)((uintptr_t)s | SLOT_REAPING);
 	unsigned long objs = 0;
 
-	if (!claim_cpu_slot(s, c))
+	if (!__atomic_compare_exchange_n(&c->cache, &expected, tagged, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED))
 		return;
+	atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
 	if (unlikely(slub_reap_claimed_hook))
 		slub_reap_claimed_hook(s);
 	uint16_t allocs = slot_allocs(c);
@@ -1033,10 +1048,19 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		if (idle && (c->main || c->slab || c->partial)) {
 			objs += sheaf_thread_objects(c);
 			flush_cpu_slot(s, c);
+			/* Its next allocations start small again (the ramp), as a new thread's. */
+			c->sheaf_refills = 0;
+			c->sheaf_shift = 0;
+			c->barn_trips = 0;
 		}
 	}
 	__atomic_store_n(&c->cache, s, __ATOMIC_SEQ_CST);
-	if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)) && retire_cpu_slot(s, c))
+	if (unlikely(slub_reap_restored_hook))
+		slub_reap_restored_hook(s);
+	/* Never the last reference here: the reap holds one. */
+	if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)))
+		(void)retire_cpu_slot(s, c);
+	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
 		slub_cache_release(s);
 	if (objs)
 		count_vm_events_global(SLAB_SHEAF_REAPED, objs);
@@ -1045,28 +1069,43 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 void slub_reap_thread(void)
 {
 	struct slub_thread *t = slub_this;
-	unsigned int nr = atomic_load_explicit(&next_cache_index, memory_order_relaxed);
+	unsigned long *used = thread_hdr(t)->used;
+	unsigned int nr = 0;
 
-	if (reaping || !slub_thread_live())
+	if (slub_reap_busy || !slub_thread_live())
 		return;
-	reaping = true;
-	for (unsigned int i = 1; i < nr; i++) {
-		struct kmem_cache_cpu *c = &t->cpu[i];
-		struct kmem_cache *s = __atomic_load_n(&c->cache, __ATOMIC_ACQUIRE);
+	slub_reap_busy = true;
+	/* The slots this thread set up, not every index: a process may have thousands of caches. */
+	for (unsigned int w = 0; w < KMEM_MAX_CACHES / BITS_PER_LONG; w++)
+		for (unsigned long bits = used[w]; bits; bits &= bits - 1) {
+			unsigned int i = w * BITS_PER_LONG + (unsigned int)__builtin_ctzl(bits);
+			struct kmem_cache_cpu *c = &t->cpu[i];
+			struct kmem_cache *s = __atomic_load_n(&c->cache, __ATOMIC_ACQUIRE);
 
-		if (s && s != SLOT_RETIRING)
-			reap_slot(s, c);
-	}
-	reaping = false;
+			if (!s) {	/* retired by a destroy: no longer ours */
+				used[w] &= ~(1ul << (i % BITS_PER_LONG));
+			} else if (s != SLOT_RETIRING) {
+				reap_slot(s, c);
+				nr++;
+			}
+		}
+	reap_slots = nr;
+	slub_reap_busy = false;
 }
 
 /*
  * A slow path of this thread is done (its slot is consistent again: it may
- * be reaped too, a consumer's flushed with the object it just freed).
+ * be reaped too, a consumer's flushed with the object it just freed).  The
+ * period is at least twice the slots the thread uses: a thread that goes
+ * round many caches, each a slow path when it comes back to one, would
+ * otherwise find each idle between two reaps and flush it, and each flush
+ * would make the next round's slow paths (a thread of 1000 caches: 10 ns
+ * a pair became 1100).  Two reaps then always have a whole round between
+ * them.
  */
-static void slub_reap_tick(void)
+void slub_reap_tick(void)
 {
-	if (likely(++reap_ticks < slub_reap_events) || !slub_reap_events)
+	if (likely(++reap_ticks < slub_reap_events) || !slub_reap_events || reap_ticks < 2 * reap_slots)
 		return;
 	reap_ticks = 0;
 	slub_reap_thread();
@@ -1346,7 +1385,7 @@ void slub_fork_child(void)
 	 * always were.  Only statistics and destroy walk the registry.
 	 */
 	struct list_head *own = slub_thread_live() ?
-		&container_of(slub_this, struct slub_thread_hdr, t)->reg.node : NULL;
+		&thread_hdr(slub_this)->reg.node : NULL;
 	INIT_LIST_HEAD(&slub_threads);
 	if (own)
 		list_add(own, &slub_threads);

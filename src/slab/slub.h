@@ -418,8 +418,22 @@ void slub_flush_this_thread(struct kmem_cache *s);
  * last look holds, and the full sheaves each cache's barn did not give out.
  */
 void slub_reap_thread(void);
-/* Tests: called while reap holds a slot of @s claimed (a destroy may come then). */
+/* A slow path (or a bulk call) of this thread is done: every so many, slub_reap_thread(). */
+void slub_reap_tick(void);
+/* True while this thread reaps, or runs a constructor (whose kmallocs must not reap the slab being built). */
+extern __thread bool slub_reap_busy __attribute__((tls_model("initial-exec")));
+
+static inline void slub_run_ctor(struct kmem_cache *s, void *object)
+{
+	bool busy = slub_reap_busy;
+
+	slub_reap_busy = true;
+	s->ctor(object);
+	slub_reap_busy = busy;
+}
+/* Tests: called while a reap holds a slot of @s tagged, and after it untagged it. */
 extern void (*slub_reap_claimed_hook)(struct kmem_cache *s);
+extern void (*slub_reap_restored_hook)(struct kmem_cache *s);
 
 /* ---- fast paths ---------------------------------------------------- */
 

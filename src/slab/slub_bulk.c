@@ -34,7 +34,7 @@ static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cac
 			q[i] = obj + (size_t)i * s->size;
 		if (s->ctor)
 			for (unsigned int i = 0; i < objects; i++)
-				s->ctor(q[i]);
+				slub_run_ctor(s, q[i]);
 		atomic_store_explicit(&slab->state, ss_make(slab, NULL, objects, objects, false),
 				      memory_order_relaxed);
 		/* Full, so on no list: the link is free to chain this call's slabs. */
@@ -90,7 +90,19 @@ unsigned int __slub_alloc_from_slabs(struct kmem_cache *s, struct kmem_cache_cpu
  */
 #define SLUB_BULK_SINGLE	4
 
+static int __slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
+
+/* A bulk call of more than SLUB_BULK_SINGLE objects counts as a slow path for the reap. */
 int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
+{
+	int n = __slub_alloc_bulk(s, gfp, size, p);
+
+	if (size > SLUB_BULK_SINGLE)
+		slub_reap_tick();
+	return n;
+}
+
+static int __slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	if (unlikely(kmem_boot()))
 		return 0;
@@ -479,6 +491,7 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 		size = sheaf_free_bulk(s, c, size, p);
 	if (size)
 		free_bulk_slabs(s, c, size, p);
+	slub_reap_tick();
 }
 
 /*

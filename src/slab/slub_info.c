@@ -54,7 +54,7 @@ void slub_stat_clear(struct kmem_cache *s, enum stat_item si)
 	kmem_lock(&slub_threads_lock);
 	list_for_each_entry(r, &slub_threads, node) {
 		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
-		if (__atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) == s)
+		if (slot_cache(c) == s)
 			__atomic_store_n(&c->stat[si], 0, __ATOMIC_RELAXED);
 	}
 	kmem_unlock(&slub_threads_lock);

@@ -25,10 +25,28 @@ extern struct list_head slub_threads;
  * @r; slub_threads_lock held.  A break in the body ends only the current
  * thread's turn: use a condition instead.
  */
+/*
+ * A slot's ->cache: its cache; NULL when unused; SLOT_RETIRING while a
+ * retire (thread exit, kmem_cache_destroy()) flushes it; the cache with
+ * SLOT_REAPING set while its own thread reaps it (slub_reap_thread()),
+ * which other threads read as the cache (the slot is in use, its counters
+ * count) but a destroy cannot claim.
+ */
+#define SLOT_RETIRING	((struct kmem_cache *)1)
+#define SLOT_REAPING	2ul
+
+static inline struct kmem_cache *slot_cache(struct kmem_cache_cpu *c)
+{
+	/* Sequentially consistent: against a reap that restores ->cache, then reads ->dying. */
+	uintptr_t v = (uintptr_t)__atomic_load_n(&c->cache, __ATOMIC_SEQ_CST);
+
+	return (struct kmem_cache *)(v & ~SLOT_REAPING);
+}
+
 #define for_each_thread_slot(r, c, s)						\
 	list_for_each_entry(r, &slub_threads, node)				\
 		for (struct kmem_cache_cpu *c = &(r)->t->cpu[(s)->index];	\
-		     c && __atomic_load_n(&c->cache, __ATOMIC_ACQUIRE) == (s); c = NULL)
+		     c && slot_cache(c) == (s); c = NULL)
 
 static inline unsigned int slab_free_objects(struct slab *slab)
 {
