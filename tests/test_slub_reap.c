@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * Reaping idle sheaves (src/slab/slub.c slub_reap_thread(), slub_sheaf.c
- * barn_reap()), booted with nr_cpus=2, slub_sheaf_grow_kb=0 and
- * slub_reap_events=0, so that reaps happen only where a case calls
- * slub_reap_thread() (the automatic ones are tested in children booted
- * with the default).
+ * barn_reap()), booted with nr_cpus=2, slub_sheaf_grow_kb=0,
+ * slub_reap_events=0 and slub_reap_ms=0, so that reaps happen only where a
+ * case calls slub_reap_thread(), and each one is an epoch (the automatic
+ * ones, with the default period and 10 ms epochs, are tested in children
+ * booted with the defaults).
  *
  *  - A barn gives back, at each reap, the full sheaves it held all along
  *    since the reap before the last: half of them if it gave out any since
  *    the last, all if none; exact counts, /proc/vmstat slab_sheaf_reaped
  *    included.
- *  - A slot that allocated nothing since the last reap gives back its
- *    sheaves and slabs: the cache's free slabs then go back to the page
- *    allocator.  A slot that allocated keeps its sheaves.
+ *  - A slot that allocated nothing through a whole epoch (two reaps) gives
+ *    back its sheaves and slabs: the cache's free slabs then go back to
+ *    the page allocator.  A slot that allocated keeps its sheaves.
  *  - The thread's slow paths reap on their own every slub_reap_events: a
  *    cache the program stopped using ends with no objects held for it; with
  *    slub_reap_events=0 they stay (the control).
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <kmem.h>
 
@@ -39,6 +41,8 @@
 
 #define GFP GFP_KERNEL
 #define CMDLINE "mem=64M nr_cpus=2 slub_sheaves=1 slub_sheaf_grow_kb=0"
+/* Every reap an epoch: exact steps. */
+#define EXACT " slub_reap_events=0 slub_reap_ms=0"
 
 /* 64-byte slots: 60 objects a sheaf, 64 a slab of one page. */
 #define OBJ	64
@@ -159,10 +163,14 @@ KTEST(a_barn_gives_back_the_sheaves_nobody_took)
 	KT_EXPECT(cached(s) == before - half * CAP);
 	KT_EXPECT(in_sheaves(s) > 0);		/* the slot allocated: it keeps its sheaves */
 
-	/* Nothing taken since: the rest goes; the slot allocated nothing either. */
+	/* Nothing taken since: the rest goes. */
 	before = cached(s);
+	unsigned long held = in_sheaves(s);
 	slub_reap_thread();
-	KT_EXPECT(nr_full(s) == 0 && cached(s) == 0);
+	KT_EXPECT(nr_full(s) == 0 && in_sheaves(s) == held);
+	/* The slot allocated last in the epoch before: one more, and it is idle too. */
+	slub_reap_thread();
+	KT_EXPECT(cached(s) == 0);
 	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") == r0 + (long)half * CAP + (long)before);
 	/* What stays in use is what we hold. */
 	KT_EXPECT(active(s) == (unsigned long)took);
@@ -187,9 +195,9 @@ KTEST(an_idle_slot_gives_back_its_sheaves_and_slabs)
 	KT_EXPECT(before >= 40 * CAP / 64);
 
 	slub_reap_thread();	/* takes note of the slot's allocations and the barn's sheaves */
-	slub_reap_thread();	/* none since: the slot is idle; the barn's went through one round */
-	KT_EXPECT(in_sheaves(s) == 0);
-	slub_reap_thread();	/* and through two: they go too */
+	slub_reap_thread();	/* none since, but not a whole epoch yet; the barn's: one round */
+	KT_EXPECT(cached(s) == left + 40 * CAP);
+	slub_reap_thread();	/* a whole epoch without allocation, two rounds: all goes */
 	KT_EXPECT(cached(s) == 0 && active(s) == 0);
 	KT_EXPECT(in_sheaves(s) == 0);
 	/* The empty slabs went back, but the node's min_partial. */
@@ -242,6 +250,7 @@ static void fresh_thread_body(void)
 	unsigned long held = in_sheaves(k);
 	slub_reap_thread();
 	slub_reap_thread();
+	slub_reap_thread();
 	KT_EXPECT(in_sheaves(k) == 0);
 	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") >= r0 + (long)held);
 }
@@ -266,6 +275,14 @@ KTEST(a_new_thread_and_kmalloc_caches)
  * Fill sheaves and barn of a cache with free objects, then churn another:
  * the churn's slow paths reap, or (slub_reap_events=0) do not.
  */
+static unsigned long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
+}
+
 static void move_on(bool reaps)
 {
 	unsigned long left;
@@ -274,8 +291,13 @@ static void move_on(bool reaps)
 	KT_ASSERT(a && b);
 	KT_ASSERT(cached(a) == left + 2000);
 	long r0 = kt_vmstat("slab_sheaf_reaped");
-	/* 300 objects out and back: 5 sheaves each way, 10 slow paths a round (3 reaps need 768). */
-	for (int round = 0; round < 100; round++) {
+	/*
+	 * 300 objects out and back: 5 sheaves each way, 10 slow paths a round.
+	 * With the defaults a reap comes every 256 of them, and a goes after
+	 * two 10 ms epochs: churn for 200 ms (at most 2 s, until a has gone).
+	 */
+	unsigned long long t0 = now_ms();
+	for (int round = 0; now_ms() - t0 < (reaps && cached(a) ? 2000 : 200); round++) {
 		alloc_n(b, objs, 300);
 		free_n(b, objs, 300);
 	}
@@ -302,7 +324,7 @@ static void child_reap_default(void)
 	move_on(true);
 }
 
-KTEST(slow_paths_reap_every_slub_reap_events)
+KTEST(slow_paths_reap_with_the_defaults)
 {
 	KT_ASSERT_CHILD_OK(slab_run_child("reap_default"));
 }
@@ -459,6 +481,52 @@ KTEST(a_destroy_right_after_the_reap_gave_the_slot_back)
 	destroy_in_window(true);
 }
 
+/*
+ * A destroy from another thread while this one reaps the cache's slot (no
+ * hook: the real timing) reports a leaked object itself, before it returns.
+ */
+static struct kmem_cache *_Atomic leaky;
+static atomic_int leaky_phase;
+
+static void *leaky_reaper(void *arg)
+{
+	(void)arg;
+	struct kmem_cache *s = atomic_load(&leaky);
+	void *p[100];
+	alloc_n(s, p, 100);
+	free_n(s, p, 99);		/* p[0] is leaked */
+	atomic_store(&leaky_phase, 1);
+	while (atomic_load(&leaky_phase) == 1)
+		slub_reap_thread();	/* tags and untags the slot all the time */
+	return NULL;
+}
+
+KTEST(a_destroy_reports_its_leak_itself_while_another_thread_reaps)
+{
+	for (int round = 0; round < 20; round++) {
+		pthread_t t;
+		struct kmem_cache *s = kmem_cache_create("kt_reap_leaky", OBJ, 0, SLAB_NO_MERGE, NULL);
+		KT_ASSERT(s);
+		atomic_store(&leaky, s);
+		atomic_store(&leaky_phase, 0);
+		KT_ASSERT(pthread_create(&t, NULL, leaky_reaper, NULL) == 0);
+		while (atomic_load(&leaky_phase) == 0)
+			;
+		unsigned long r0 = kmem_report_count();
+		struct kt_capture cap;
+		kt_capture_begin(&cap);
+		kmem_cache_destroy(s);
+		unsigned long reports = kmem_report_count() - r0;
+		char *out = kt_capture_end(&cap);
+		atomic_store(&leaky_phase, 2);
+		pthread_join(t, NULL);
+		KT_EXPECT(reports >= 1 && strstr(out, "Objects remaining in kt_reap_leaky"));
+		free(out);
+		if (reports < 1)
+			break;
+	}
+}
+
 /* ---- a thread of many caches; grown sheaves; counters read meanwhile ---- */
 
 /*
@@ -499,6 +567,70 @@ KTEST(a_thread_of_many_caches_reaps_none_in_turn)
 }
 
 /*
+ * The same with a burst of 200 objects a visit, 100 caches: a round is 600
+ * slow paths and more, past any fixed period, but well within an epoch of
+ * 10 ms; nothing is reaped once the first rounds are done (with periods
+ * counted in slow paths only, 6 -> 30 ns a pair).
+ */
+static void child_many_bursts(void)
+{
+	if (kmem_init("mem=512M nr_cpus=2")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	static struct kmem_cache *c[100];
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "kt_burst%d", i);
+		c[i] = kmem_cache_create(name, OBJ, 0, SLAB_NO_MERGE, NULL);
+		KT_ASSERT(c[i]);
+	}
+	long r0 = 0;
+	for (int r = 0; r < 25; r++) {
+		if (r == 5)
+			r0 = kt_vmstat("slab_sheaf_reaped");
+		for (int i = 0; i < 100; i++) {
+			alloc_n(c[i], objs, 200);
+			free_n(c[i], objs, 200);
+		}
+	}
+	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") == r0);
+}
+
+KTEST(a_thread_of_many_caches_in_bursts_reaps_none)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("many_bursts"));
+}
+
+/*
+ * A barn's round lasts slub_reap_ms however often threads look: with 1 s
+ * rounds, three reaps in a row (the slot kept busy) leave its sheaves.
+ */
+static void child_long_rounds(void)
+{
+	if (kmem_init("mem=256M nr_cpus=2 slub_sheaf_grow_kb=0 slub_reap_events=0 slub_reap_ms=1000")) {
+		KT_FAIL("kmem_init failed");
+		return;
+	}
+	unsigned long left;
+	struct kmem_cache *s = cache_with_free("kt_reap_rounds", 12 * CAP, &left);
+	KT_ASSERT(s);
+	unsigned int full = nr_full(s);
+	KT_ASSERT(full >= 6);
+	for (int i = 0; i < 3; i++) {
+		kmem_cache_free(s, kmem_cache_alloc(s, GFP));
+		slub_reap_thread();
+	}
+	KT_EXPECT(nr_full(s) == full);
+	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") == 0);
+}
+
+KTEST(a_barn_round_lasts_slub_reap_ms)
+{
+	KT_ASSERT_CHILD_OK(slab_run_child("long_rounds"));
+}
+
+/*
  * A reaped slot starts again as a new thread's: its sheaves had grown to 508
  * objects in bursts; after the reaps (the slot's, then the barn's) one
  * allocation refills 8 from slabs (the ramp), not 508 that the next reap
@@ -506,7 +638,7 @@ KTEST(a_thread_of_many_caches_reaps_none_in_turn)
  */
 static void child_grown_then_reaped(void)
 {
-	if (kmem_init("mem=256M nr_cpus=2")) {
+	if (kmem_init("mem=256M nr_cpus=2" EXACT)) {
 		KT_FAIL("kmem_init failed");
 		return;
 	}
@@ -519,9 +651,9 @@ static void child_grown_then_reaped(void)
 	struct kmem_cache_cpu *c = &slub_this->cpu[s->index];
 	KT_ASSERT(c->sheaf_shift > 0);
 	slub_reap_thread();
-	slub_reap_thread();	/* the slot is idle */
+	slub_reap_thread();
+	slub_reap_thread();	/* the slot is idle, and the barn's grown sheaves go too */
 	KT_EXPECT(c->sheaf_shift == 0 && !c->main);
-	slub_reap_thread();	/* and the barn's grown sheaves go too */
 	KT_EXPECT(nr_full(s) == 0);
 	void *x = kmem_cache_alloc(s, GFP);
 	KT_ASSERT(x);
@@ -540,6 +672,13 @@ KTEST(a_reaped_slot_starts_small_again)
  */
 static struct kmem_cache *mono;
 static atomic_bool mono_stop;
+static atomic_long mono_tags;
+
+static void count_mono_tags(struct kmem_cache *s)
+{
+	if (s == mono)
+		atomic_fetch_add(&mono_tags, 1);
+}
 
 static void *mono_worker(void *arg)
 {
@@ -555,12 +694,13 @@ static void *mono_worker(void *arg)
 
 static void child_counters_while_reaping(void)
 {
-	if (kmem_init("mem=256M nr_cpus=2 slub_reap_events=1")) {
+	if (kmem_init("mem=256M nr_cpus=2 slub_reap_events=1 slub_reap_ms=0")) {
 		KT_FAIL("kmem_init failed");
 		return;
 	}
 	mono = cache64("kt_reap_mono");
 	KT_ASSERT(mono);
+	slub_reap_claimed_hook = count_mono_tags;
 	pthread_t t;
 	KT_ASSERT(pthread_create(&t, NULL, mono_worker, NULL) == 0);
 	unsigned long prev = 0, back = 0;
@@ -573,7 +713,8 @@ static void child_counters_while_reaping(void)
 	atomic_store(&mono_stop, true);
 	pthread_join(t, NULL);
 	KT_EXPECT(back == 0);
-	KT_EXPECT(kt_vmstat("slab_sheaf_reaped") > 0);
+	/* And the worker's slot was tagged all along (it reaps at each slow path). */
+	KT_EXPECT(atomic_load(&mono_tags) > 100);
 }
 
 KTEST(counters_never_go_back_while_a_thread_reaps)
@@ -601,7 +742,7 @@ static void ctor_that_allocates(void *obj)
 
 static void child_ctor_allocates(void)
 {
-	if (kmem_init("mem=256M nr_cpus=2 slub_reap_events=1")) {
+	if (kmem_init("mem=256M nr_cpus=2 slub_reap_events=1 slub_reap_ms=0")) {
 		KT_FAIL("kmem_init failed");
 		return;
 	}
@@ -614,6 +755,7 @@ static void child_ctor_allocates(void)
 			KT_ASSERT(*(unsigned long long *)objs[i] == CTOR_MAGIC);
 		free_n(s, objs, 3000);
 		/* Between rounds the slot is idle: it may be reaped now. */
+		slub_reap_thread();
 		slub_reap_thread();
 		slub_reap_thread();
 	}
@@ -631,11 +773,13 @@ static const struct slab_child children[] = {
 	{ "ctor_allocates", child_ctor_allocates },
 	{ "reap_default", child_reap_default },
 	{ "many_caches", child_many_caches },
+	{ "many_bursts", child_many_bursts },
+	{ "long_rounds", child_long_rounds },
 	{ "grown_then_reaped", child_grown_then_reaped },
 	{ "counters_while_reaping", child_counters_while_reaping },
 };
 
 KTEST_MAIN(
 	slab_child_dispatch(children, sizeof(children) / sizeof(children[0]));
-	if (kmem_init(CMDLINE " slub_reap_events=0")) { printf("kmem_init failed\n"); return 1; }
+	if (kmem_init(CMDLINE EXACT)) { printf("kmem_init failed\n"); return 1; }
 )

@@ -89,6 +89,7 @@ struct node_barn {
 	 * were not taken in two rounds.
 	 */
 	unsigned int low_full, low_prev, gets;
+	unsigned long long round_ns;		/* when the last round began (barn_reap()) */
 };
 #define MAX_FULL_SHEAVES	10	/* the kernel's; slub_barn_kb may allow more */
 #define MAX_FULL_SHEAVES_CAP	64

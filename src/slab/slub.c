@@ -103,6 +103,8 @@ static struct slub_thread_hdr *thread_hdr(struct slub_thread *t)
 }
 
 static void slub_thread_exit(void *arg);
+/* This thread's reap epoch, mod 256 (slub_reap_thread()). */
+static __thread uint8_t reap_epoch __attribute__((tls_model("initial-exec")));
 
 /* Install @slab as the cpu slab (NULL: none); the free fast path checks its range. */
 static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
@@ -151,6 +153,7 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 		if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_ACQUIRE)))
 			return NULL;
 		memset(c, 0, offsetof(struct kmem_cache_cpu, stat));
+		c->reap_epoch = reap_epoch;	/* in use from now */
 		__atomic_store_n(&c->cache, s, __ATOMIC_RELEASE);
 		atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
 		thread_hdr(t)->used[s->index / BITS_PER_LONG] |= 1ul << (s->index % BITS_PER_LONG);
@@ -1004,12 +1007,26 @@ void slub_flush_this_thread(struct kmem_cache *s)
 static unsigned int slub_reap_events = 256;
 kmem_param("slub_reap_events", slub_reap_events, uint,
 	   "slow paths of a thread between two looks for idle sheaves (0: never reap)");
+/*
+ * How long "idle" is.  Counting looks alone was not enough: a thread that
+ * goes round many caches, a burst of each, makes more slow paths in a round
+ * than any fixed number of them, and each cache looked idle between two
+ * looks in turn (100 caches, bursts of 200: 6 -> 30 ns a pair).  So a
+ * thread's looks fall into epochs of at least slub_reap_ms, and a slot is
+ * idle when it allocated nothing through a whole epoch; a barn's rounds
+ * are at least as long, whichever thread looks.
+ */
+unsigned int slub_reap_ms = 10;
+kmem_param("slub_reap_ms", slub_reap_ms, uint,
+	   "a slot or a barn sheaf is idle once unused for this long (ms, at least)");
 
 void (*slub_reap_claimed_hook)(struct kmem_cache *s);
 void (*slub_reap_restored_hook)(struct kmem_cache *s);
 
 static __thread unsigned int reap_ticks __attribute__((tls_model("initial-exec")));
 static __thread unsigned int reap_slots __attribute__((tls_model("initial-exec")));	/* in use, last reap */
+/* When this thread's reap epoch began. */
+static __thread unsigned long long reap_epoch_ns __attribute__((tls_model("initial-exec")));
 __thread bool slub_reap_busy __attribute__((tls_model("initial-exec")));
 
 static uint16_t slot_allocs(struct kmem_cache_cpu *c)
@@ -1041,10 +1058,14 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (unlikely(slub_reap_claimed_hook))
 		slub_reap_claimed_hook(s);
 	uint16_t allocs = slot_allocs(c);
-	bool idle = allocs == c->reap_allocs;
-	c->reap_allocs = allocs;
+	if (allocs != c->reap_allocs) {
+		c->reap_allocs = allocs;
+		c->reap_epoch = reap_epoch;
+	}
+	/* Nothing allocated since before the last epoch began: a whole epoch. */
+	bool idle = (uint8_t)(reap_epoch - c->reap_epoch) >= 2;
 	if (!__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)) {
-		objs = barn_reap(s, c);
+		objs = barn_reap(s, c, reap_epoch_ns);
 		if (idle && (c->main || c->slab || c->partial)) {
 			objs += sheaf_thread_objects(c);
 			flush_cpu_slot(s, c);
@@ -1075,6 +1096,11 @@ void slub_reap_thread(void)
 	if (slub_reap_busy || !slub_thread_live())
 		return;
 	slub_reap_busy = true;
+	unsigned long long now = os_now_ns();
+	if (now - reap_epoch_ns >= slub_reap_ms * 1000000ull) {
+		reap_epoch++;
+		reap_epoch_ns = now;
+	}
 	/* The slots this thread set up, not every index: a process may have thousands of caches. */
 	for (unsigned int w = 0; w < KMEM_MAX_CACHES / BITS_PER_LONG; w++)
 		for (unsigned long bits = used[w]; bits; bits &= bits - 1) {
@@ -1302,6 +1328,8 @@ static void slub_cache_release(struct kmem_cache *s)
 	put_cache_index(index);
 }
 
+#define DESTROY_WAIT_US	20000
+
 void slub_cache_destroy(struct kmem_cache *s)
 {
 	struct slub_thread_node *r;
@@ -1341,9 +1369,18 @@ void slub_cache_destroy(struct kmem_cache *s)
 		}
 	} while (n == BATCH);
 	/*
+	 * A slot a thread is reaping right now (tagged) or retiring at its exit
+	 * could not be claimed; its thread retires it in a moment.  Wait for
+	 * that (a short while at most), so that the check for objects left,
+	 * and its report, come from this call, as the kernel's do.
+	 */
+	for (int waited = 0; atomic_load_explicit(&s->nr_thread_users, memory_order_acquire) > 1 &&
+			     waited < DESTROY_WAIT_US; waited += 20)
+		os_sleep_us(20);
+	/*
 	 * nr_thread_users holds one reference for the cache itself (taken in
 	 * slub_cache_create), dropped here: whoever drops the last one releases,
-	 * once (an exiting thread may still hold its slot's reference).
+	 * once (an exiting thread, or a reap, may still hold a reference).
 	 */
 	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
 		slub_cache_release(s);

@@ -196,6 +196,7 @@ struct kmem_cache_cpu {
 	unsigned char sheaf_refills;	/* refills of main from slabs, up to SHEAF_RAMP */
 	unsigned char sheaf_shift;	/* this thread's new sheaves hold sheaf_capacity << it (grown) */
 	unsigned char barn_trips;	/* barn trips since the last growth (slub_sheaf.c) */
+	uint8_t reap_epoch;		/* the thread's reap epoch when the slot last allocated */
 	/*
 	 * The slot's allocations at the last reap (slub_reap_tick()), mod 2^16:
 	 * 16 bits fit in the padding, and a slot is 256 bytes, a shift from its
@@ -375,7 +376,8 @@ void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c);
 void barn_init(struct kmem_cache *s);
 void barn_shrink(struct kmem_cache *s);
 unsigned long barn_objects(struct kmem_cache *s);
-unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c);
+unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c, unsigned long long now);
+extern unsigned int slub_reap_ms;
 unsigned long sheaf_thread_objects(struct kmem_cache_cpu *c);
 void sheaf_fork_prepare(void);
 void sheaf_fork_parent(void);

@@ -236,6 +236,7 @@ void barn_init(struct kmem_cache *s)
 	barn->max_empty = barn->max_full;
 	barn->full_objs = 0;
 	barn->low_full = barn->low_prev = barn->gets = 0;
+	barn->round_ns = 0;
 	barn->max_full_objs = (unsigned long)barn->max_full * s->sheaf_capacity;
 	sheaf_grow_init(s);
 }
@@ -383,16 +384,24 @@ void barn_shrink(struct kmem_cache *s)
  * that has no other live object (longlived: 90 MB of slabs).  The oldest
  * sheaves go, from the bottom of the stack.  Returns the objects flushed.
  */
-unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c)
+unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c, unsigned long long now)
 {
 	struct node_barn *barn = &s->barn;
 	struct slab_sheaf *list = NULL;
 	unsigned long objs = 0;
+	unsigned long long round = slub_reap_ms * 1000000ull;
 
-	/* Unlocked peek: a stale answer only delays a reap. */
-	if (!s->sheaf_capacity || !__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED))
+	/* Unlocked peeks: a stale answer only delays a reap. */
+	if (!s->sheaf_capacity || !__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED) ||
+	    now - __atomic_load_n(&barn->round_ns, __ATOMIC_RELAXED) < round)
 		return 0;
 	kmem_lock(&barn->lock);
+	/* A round lasts slub_reap_ms at least, however many threads look. */
+	if (now - barn->round_ns < round) {
+		kmem_unlock(&barn->lock);
+		return 0;
+	}
+	__atomic_store_n(&barn->round_ns, now, __ATOMIC_RELAXED);
 	unsigned int low = barn->low_full < barn->low_prev ? barn->low_full : barn->low_prev;
 	unsigned int idle = low < barn->nr_full ? low : barn->nr_full;
 	if (barn->gets)
