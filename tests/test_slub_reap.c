@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include <kmem.h>
 
@@ -401,17 +403,19 @@ KTEST(destroy_while_another_thread_reaps)
 }
 
 /*
- * The windows themselves, through the test hooks.  (1) A destroy runs while
- * the reap holds this thread's slot tagged: it cannot retire the slot and
- * leaves it; the reap finds the cache dying and retires the slot.  (2) A
- * destroy runs right after the reap untagged the slot: it retires the slot
- * itself, and the cache must live on until the reap's last read of it (the
- * reap's own reference).  Either way the cache is released once, its index
- * is free again, and nothing is reported.
+ * The windows themselves, through the test hooks, which start a destroy in
+ * another thread and stall the reap 30 ms.  (1) While the reap holds this
+ * thread's slot tagged: the destroy cannot retire the slot, waits 20 ms for
+ * it, and returns; the reap then finds the cache dying and retires the
+ * slot, the last reference.  (2) Right after the reap untagged the slot:
+ * the destroy retires the slot itself, but the cache must live on until
+ * the reap's last read of it, so the destroy's release waits for the reap.
+ * Either way the cache is released once, its index is free again, and
+ * nothing is reported.
  */
 static struct kmem_cache *_Atomic to_destroy;
 static struct kmem_cache *target;
-static atomic_int destroyed, alive_after;
+static atomic_int destroyed, returned_during_stall;
 
 static void *destroyer(void *arg)
 {
@@ -432,10 +436,8 @@ static void destroy_now(struct kmem_cache *s)
 	slub_reap_claimed_hook = NULL;
 	slub_reap_restored_hook = NULL;
 	atomic_store(&to_destroy, s);
-	while (!atomic_load(&destroyed))
-		;
-	/* Still alive: the reap's reference (and, in window 1, the slot's). */
-	atomic_store(&alive_after, atomic_load(&s->nr_thread_users));
+	usleep(30000);
+	atomic_store(&returned_during_stall, atomic_load(&destroyed));
 }
 
 static void destroy_in_window(bool after_restore)
@@ -461,7 +463,8 @@ static void destroy_in_window(bool after_restore)
 	slub_reap_restored_hook = NULL;
 	pthread_join(t, NULL);
 	KT_EXPECT(atomic_load(&destroyed) == 1);
-	KT_EXPECT(atomic_load(&alive_after) == (after_restore ? 1 : 2));
+	/* (1) the destroy gave up waiting and returned; (2) its release waited for the reap. */
+	KT_EXPECT(atomic_load(&returned_during_stall) == (after_restore ? 0 : 1));
 	/* Retired: the slot is free, and so is the cache's index. */
 	KT_EXPECT(slub_this->cpu[index].cache == NULL);
 	KT_EXPECT(kmem_report_count() == r0);
@@ -469,6 +472,62 @@ static void destroy_in_window(bool after_restore)
 	KT_ASSERT(again);
 	KT_EXPECT(again->index == index);
 	kmem_cache_destroy(again);
+}
+
+/*
+ * fork() while another thread holds a slot tagged: in the child that reap
+ * never ends, so it is undone there (slub_fork_child()): a destroy in the
+ * child does not wait for it, and reaps there go on.
+ */
+static atomic_int forker_go, forked;
+
+static void stall_for_fork(struct kmem_cache *s)
+{
+	if (s != target)
+		return;
+	slub_reap_claimed_hook = NULL;
+	atomic_store(&forker_go, 1);
+	while (!atomic_load(&forked))
+		usleep(100);
+}
+
+static void *reap_and_stall(void *arg)
+{
+	(void)arg;
+	alloc_n(target, objs, 100);
+	free_n(target, objs, 100);
+	slub_reap_claimed_hook = stall_for_fork;
+	slub_reap_thread();
+	return NULL;
+}
+
+KTEST(fork_while_another_thread_reaps)
+{
+	pthread_t t;
+	target = cache64("kt_reap_fork");
+	KT_ASSERT(target);
+	atomic_store(&forker_go, 0);
+	atomic_store(&forked, 0);
+	KT_ASSERT(pthread_create(&t, NULL, reap_and_stall, NULL) == 0);
+	while (!atomic_load(&forker_go))
+		;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = atomic_load(&target->reapers) != 0;
+		unsigned long long t0 = now_ms();
+		kmem_cache_destroy(target);
+		bad |= now_ms() - t0 >= 10;
+		slub_reap_thread();
+		_exit(bad);
+	}
+	atomic_store(&forked, 1);
+	pthread_join(t, NULL);
+	int status;
+	KT_ASSERT(pid > 0 && waitpid(pid, &status, 0) == pid);
+	KT_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	slub_reap_thread();
+	KT_EXPECT(kmem_cache_shrink(target) == 0);
+	kmem_cache_destroy(target);
 }
 
 KTEST(a_destroy_while_the_reap_holds_the_slot)

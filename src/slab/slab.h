@@ -124,6 +124,7 @@ struct kmem_cache {
 	int refcount;				/* 1 + aliases; under slab_mutex */
 	bool dying;				/* destroyed; freed when no thread holds it */
 	atomic_int nr_thread_users;		/* threads with per-thread state for it, +1 until destroyed */
+	atomic_int reapers;			/* threads reaping a slot of it right now (slub_reap_thread()) */
 	char name[KMEM_CACHE_NAME_MAX];
 	struct list_head list;			/* slab_caches */
 

@@ -1041,10 +1041,13 @@ static uint16_t slot_allocs(struct kmem_cache_cpu *c)
  * first: until then @s may be destroyed and freed by another thread (only
  * a slot's reference keeps it), so nothing of it, nor of the slot, is read
  * before; a destroy meanwhile cannot claim the slot and leaves it to us,
- * while readers still count it.  From the tag on, a reference of the reap's
- * own keeps @s until its last read, after the tag is gone (a destroy may
- * then take the slot at once).  If a destroy came (the cache is dying),
- * the slot is retired here, as the destroy would have.
+ * while readers still count it.  From the tag on, the reap counts itself in
+ * s->reapers, and whoever releases @s waits for that to be 0
+ * (slub_cache_release()): so @s lives until the reap's last read, after
+ * the tag is gone, when a destroy may take the slot at once.  If a destroy
+ * came (the cache is dying), the slot is retired here, as the destroy
+ * would have, before the reap counts itself out (so that a destroy waiting
+ * for it finds every slot retired, and releases @s itself).
  */
 static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
@@ -1054,7 +1057,7 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (!__atomic_compare_exchange_n(&c->cache, &expected, tagged, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_RELAXED))
 		return;
-	atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->reapers, 1, memory_order_seq_cst);
 	if (unlikely(slub_reap_claimed_hook))
 		slub_reap_claimed_hook(s);
 	uint16_t allocs = slot_allocs(c);
@@ -1078,10 +1081,12 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	__atomic_store_n(&c->cache, s, __ATOMIC_SEQ_CST);
 	if (unlikely(slub_reap_restored_hook))
 		slub_reap_restored_hook(s);
-	/* Never the last reference here: the reap holds one. */
+	bool last = false;
 	if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)))
-		(void)retire_cpu_slot(s, c);
-	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
+		last = retire_cpu_slot(s, c);
+	/* From here @s may be released (freed), unless by us: nothing of it is read after. */
+	atomic_fetch_sub_explicit(&s->reapers, 1, memory_order_seq_cst);
+	if (last)
 		slub_cache_release(s);
 	if (objs)
 		count_vm_events_global(SLAB_SHEAF_REAPED, objs);
@@ -1302,6 +1307,9 @@ int slub_shrink(struct kmem_cache *s)
 /* The last reference is gone: check for leaks and free what is left (kernel __kmem_cache_shutdown). */
 static void slub_cache_release(struct kmem_cache *s)
 {
+	/* A reap still reading @s (a few instructions from done): let it finish. */
+	while (atomic_load_explicit(&s->reapers, memory_order_seq_cst))
+		os_sleep_us(10);
 	barn_shrink(s);
 	shrink_node(s, false);
 	long slabs = atomic_load(&s->node.nr_slabs);
@@ -1330,6 +1338,24 @@ static void slub_cache_release(struct kmem_cache *s)
 
 #define DESTROY_WAIT_US	20000
 
+/*
+ * Is a slot of @s being reaped?  Tagged (no new tag can come once a destroy
+ * has claimed the rest: dying is set first), or its reaper not yet done
+ * (it counts itself in reapers after tagging, and out after untagging and
+ * retiring the slot).
+ */
+static bool being_reaped(struct kmem_cache *s)
+{
+	struct slub_thread_node *r;
+	bool tagged = false;
+
+	kmem_lock(&slub_threads_lock);
+	for_each_thread_slot(r, c, s)
+		tagged |= ((uintptr_t)__atomic_load_n(&c->cache, __ATOMIC_SEQ_CST) & SLOT_REAPING) != 0;
+	kmem_unlock(&slub_threads_lock);
+	return tagged || atomic_load_explicit(&s->reapers, memory_order_seq_cst);
+}
+
 void slub_cache_destroy(struct kmem_cache *s)
 {
 	struct slub_thread_node *r;
@@ -1350,6 +1376,7 @@ void slub_cache_destroy(struct kmem_cache *s)
 	 */
 	enum { BATCH = 32 };
 	struct { struct slub_thread_node *r; struct kmem_cache_cpu *c; } claimed[BATCH];
+	bool saw_reap = false;
 	int n;
 
 	do {
@@ -1360,6 +1387,8 @@ void slub_cache_destroy(struct kmem_cache *s)
 				atomic_fetch_add_explicit(&r->busy, 1, memory_order_relaxed);
 				claimed[n].r = r;
 				claimed[n++].c = c;
+			} else if ((uintptr_t)__atomic_load_n(&c->cache, __ATOMIC_SEQ_CST) & SLOT_REAPING) {
+				saw_reap = true;
 			}
 		}
 		kmem_unlock(&slub_threads_lock);
@@ -1369,14 +1398,19 @@ void slub_cache_destroy(struct kmem_cache *s)
 		}
 	} while (n == BATCH);
 	/*
-	 * A slot a thread is reaping right now (tagged) or retiring at its exit
-	 * could not be claimed; its thread retires it in a moment.  Wait for
-	 * that (a short while at most), so that the check for objects left,
-	 * and its report, come from this call, as the kernel's do.
+	 * A slot another thread is reaping right now (tagged) could not be
+	 * claimed; that thread retires it in a moment, before it counts itself
+	 * out of reapers.  Wait for that (20 ms at most), so that the last
+	 * reference is ours, and the check for objects left, with its report,
+	 * comes from this call, as the kernel's does.  (Slots of threads that
+	 * do not exist, in a fork's child, are not waited for: they are off
+	 * the registry, and their reaps were undone, slub_fork_child().)
 	 */
-	for (int waited = 0; atomic_load_explicit(&s->nr_thread_users, memory_order_acquire) > 1 &&
-			     waited < DESTROY_WAIT_US; waited += 20)
-		os_sleep_us(20);
+	if (saw_reap || being_reaped(s)) {
+		unsigned long long until = os_now_ns() + DESTROY_WAIT_US * 1000ull;
+		while (being_reaped(s) && os_now_ns() < until)
+			os_sleep_us(20);
+	}
 	/*
 	 * nr_thread_users holds one reference for the cache itself (taken in
 	 * slub_cache_create), dropped here: whoever drops the last one releases,
@@ -1423,6 +1457,28 @@ void slub_fork_child(void)
 	 */
 	struct list_head *own = slub_thread_live() ?
 		&thread_hdr(slub_this)->reg.node : NULL;
+	/*
+	 * A slot another thread was reaping at the fork stays tagged, and the
+	 * reap counted in reapers: undo those, so that a destroy or release
+	 * here does not wait for a reap that will never end.  The slot itself
+	 * is left as it was (as above).
+	 */
+	struct slub_thread_node *r;
+	list_for_each_entry(r, &slub_threads, node) {
+		if (&r->node == own)
+			continue;
+		struct slub_thread_hdr *h = thread_hdr(r->t);
+		for (unsigned int w = 0; w < KMEM_MAX_CACHES / BITS_PER_LONG; w++)
+			for (unsigned long bits = h->used[w]; bits; bits &= bits - 1) {
+				struct kmem_cache_cpu *c = &r->t->cpu[w * BITS_PER_LONG + (unsigned int)__builtin_ctzl(bits)];
+				uintptr_t v = (uintptr_t)__atomic_load_n(&c->cache, __ATOMIC_RELAXED);
+				if (!(v & SLOT_REAPING) || v == (uintptr_t)SLOT_RETIRING)
+					continue;
+				struct kmem_cache *s = (struct kmem_cache *)(v & ~SLOT_REAPING);
+				__atomic_store_n(&c->cache, s, __ATOMIC_RELAXED);
+				atomic_fetch_sub_explicit(&s->reapers, 1, memory_order_relaxed);
+			}
+	}
 	INIT_LIST_HEAD(&slub_threads);
 	if (own)
 		list_add(own, &slub_threads);
