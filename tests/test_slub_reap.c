@@ -404,9 +404,9 @@ KTEST(destroy_while_another_thread_reaps)
 
 /*
  * The windows themselves, through the test hooks, which start a destroy in
- * another thread and stall the reap 30 ms.  (1) While the reap holds this
- * thread's slot tagged: the destroy cannot retire the slot, waits 20 ms for
- * it, and returns; the reap then finds the cache dying and retires the
+ * another thread and stall the reap 300 ms.  (1) While the reap holds this
+ * thread's slot tagged: the destroy cannot retire the slot, waits 100 ms
+ * for it, and returns; the reap then finds the cache dying and retires the
  * slot, the last reference.  (2) Right after the reap untagged the slot:
  * the destroy retires the slot itself, but the cache must live on until
  * the reap's last read of it, so the destroy's release waits for the reap.
@@ -436,7 +436,7 @@ static void destroy_now(struct kmem_cache *s)
 	slub_reap_claimed_hook = NULL;
 	slub_reap_restored_hook = NULL;
 	atomic_store(&to_destroy, s);
-	usleep(30000);
+	usleep(300000);
 	atomic_store(&returned_during_stall, atomic_load(&destroyed));
 }
 
@@ -600,7 +600,7 @@ static long r0_many;
 
 static void child_many_caches(void)
 {
-	if (kmem_init("mem=256M nr_cpus=2")) {
+	if (kmem_init("mem=256M nr_cpus=2 slub_reap_ms=300")) {
 		KT_FAIL("kmem_init failed");
 		return;
 	}
@@ -627,13 +627,15 @@ KTEST(a_thread_of_many_caches_reaps_none_in_turn)
 
 /*
  * The same with a burst of 200 objects a visit, 100 caches: a round is 600
- * slow paths and more, past any fixed period, but well within an epoch of
- * 10 ms; nothing is reaped once the first rounds are done (with periods
- * counted in slow paths only, 6 -> 30 ns a pair).
+ * slow paths and more, past any fixed period, but within an epoch; nothing
+ * is reaped once the first rounds are done (with periods counted in slow
+ * paths only, 6 -> 30 ns a pair).  The epochs are 300 ms, not the default
+ * 10, so that a round is shorter also under ThreadSanitizer.
  */
 static void child_many_bursts(void)
 {
-	if (kmem_init("mem=512M nr_cpus=2")) {
+	/* Epochs long against a round even under TSan (40 ms there, 0.4 ms here). */
+	if (kmem_init("mem=512M nr_cpus=2 slub_reap_ms=300")) {
 		KT_FAIL("kmem_init failed");
 		return;
 	}

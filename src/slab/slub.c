@@ -1336,7 +1336,7 @@ static void slub_cache_release(struct kmem_cache *s)
 	put_cache_index(index);
 }
 
-#define DESTROY_WAIT_US	20000
+#define DESTROY_WAIT_US	100000
 
 /*
  * Is a slot of @s being reaped?  Tagged (no new tag can come once a destroy
@@ -1400,7 +1400,7 @@ void slub_cache_destroy(struct kmem_cache *s)
 	/*
 	 * A slot another thread is reaping right now (tagged) could not be
 	 * claimed; that thread retires it in a moment, before it counts itself
-	 * out of reapers.  Wait for that (20 ms at most), so that the last
+	 * out of reapers.  Wait for that (100 ms at most), so that the last
 	 * reference is ours, and the check for objects left, with its report,
 	 * comes from this call, as the kernel's does.  (Slots of threads that
 	 * do not exist, in a fork's child, are not waited for: they are off
