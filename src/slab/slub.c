@@ -997,9 +997,9 @@ void slub_flush_this_thread(struct kmem_cache *s)
  * (212 MB of slab for 100 MB live; 123 MB without sheaves).  SLAB's
  * cache_reap() drains array caches that were not touched for 2 s; a thread
  * here has no timer, and a short program must not wait for one, so the
- * clock is the thread's own slow paths: every slub_reap_events of them it
- * looks at each of its slots.  A slot that allocated nothing since the
- * last look gives its sheaves, cpu slab and partial slabs back (what
+ * thread looks at its slots from its own slow paths, every
+ * slub_reap_events of them.  A slot that allocated nothing through a whole
+ * epoch (below) gives its sheaves, cpu slab and partial slabs back (what
  * flush_all() does in the kernel), and each cache's barn lets go of the
  * full sheaves nobody took (barn_reap()).  A thread that stays on its fast
  * paths never reaps: it has nothing to give back, and no time to spend.
@@ -1129,10 +1129,9 @@ void slub_reap_thread(void)
  * be reaped too, a consumer's flushed with the object it just freed).  The
  * period is at least twice the slots the thread uses: a thread that goes
  * round many caches, each a slow path when it comes back to one, would
- * otherwise find each idle between two reaps and flush it, and each flush
- * would make the next round's slow paths (a thread of 1000 caches: 10 ns
- * a pair became 1100).  Two reaps then always have a whole round between
- * them.
+ * otherwise look at each when it had not come back to it yet (a thread of
+ * 1000 caches: 10 ns a pair became 1100 before idleness was measured in
+ * epochs), and a look costs a compare-and-swap and a store a slot.
  */
 void slub_reap_tick(void)
 {
