@@ -345,22 +345,26 @@ KMEM_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size,
 	return slub_alloc_bulk(s, gfp, size, p);
 }
 
-KMEM_API void kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p)
+/* kfree_bulk(): page-allocator kmallocs and ZERO_SIZE_PTR first (out of line: no frame for s's bulks). */
+static __attribute__((noinline)) void kfree_bulk_nonslab(size_t size, void **p)
 {
-	if (!s) {
-		/* kfree_bulk(): page-allocator kmallocs and ZERO_SIZE_PTR first. */
-		for (size_t i = 0; i < size; i++) {
-			if (ZERO_OR_NULL_PTR(p[i])) {
-				p[i] = NULL;
-				continue;
-			}
-			struct page *head = virt_to_head_page_checked(p[i]);
-			if (!head || !PageSlab(head)) {
-				kfree(p[i]);
-				p[i] = NULL;
-			}
+	for (size_t i = 0; i < size; i++) {
+		if (ZERO_OR_NULL_PTR(p[i])) {
+			p[i] = NULL;
+			continue;
+		}
+		struct page *head = virt_to_head_page_checked(p[i]);
+		if (!head || !PageSlab(head)) {
+			kfree(p[i]);
+			p[i] = NULL;
 		}
 	}
+}
+
+KMEM_API void kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p)
+{
+	if (!s)
+		kfree_bulk_nonslab(size, p);
 	slub_free_bulk(s, size, p);
 }
 

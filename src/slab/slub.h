@@ -372,6 +372,9 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
 size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
 size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
+void sheaf_free_bulk_fit(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
+/* slub_bulk.c: frees @p[0..size) to their slabs, reporting what fails a check. */
+void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p);
 void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c);
 void barn_init(struct kmem_cache *s);
 void barn_shrink(struct kmem_cache *s);

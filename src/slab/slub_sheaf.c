@@ -715,6 +715,25 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 	return rest + (n - i);
 }
 
+/*
+ * sheaf_free_bulk() when all @n objects fit in main (the caller checked
+ * cap against count and hot): one pass, no sheaf exchange.  The objects
+ * that fail a check go to the slab path, which reports them.
+ */
+void sheaf_free_bulk_fit(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
+{
+	size_t i = 0, rest = 0;
+	unsigned int count;
+
+	sheaf_settle(c);
+	count = c->count;
+	void *last = c->objs[(int)count - 1];	/* objs[-1] is a NULL guard */
+	c->count = push_checked(s, c->objs, count, c->cap, p, &i, n, &rest, &last);
+	stat_add(c, FREE_PCS, c->count - count);
+	if (unlikely(rest))
+		free_bulk_slabs(s, c, rest, p);
+}
+
 /* Empty the thread's sheaves into slabs and drop them (flush, thread exit). */
 void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
