@@ -12,22 +12,11 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/boot.h"
 #include "core/cmdline.h"
 #include "slab/slub_internal.h"
 
-struct slub_thread slub_thread_none;	/* zero, never written (bss: no memory until read) */
-__thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec"))) = &slub_thread_none;
-
-enum { SLUB_THREAD_NONE, SLUB_THREAD_LIVE, SLUB_THREAD_DEAD };
-static __thread int slub_thread_state __attribute__((tls_model("initial-exec")));
-
-static pthread_key_t slub_key;
-static bool slub_key_ok;		/* false: no key was left (slub_init()) */
-kmem_lock_t slub_threads_lock = KMEM_LOCK_INIT;
-struct list_head slub_threads = LIST_HEAD_INIT(slub_threads);
 static atomic_uint next_cache_index = 1;	/* slot 0 is no cache's (struct slub_thread) */
 /*
  * Indices of caches that went away whole, for the next caches (under
@@ -86,26 +75,6 @@ kmem_param("slab_freelist_hardened", slab_freelist_hardened, bool,
 #define THRASH_MAX	4
 #define THRASH_ON	2
 
-/* ---- per-thread state ---------------------------------------------- */
-
-#define BITS_PER_LONG	(8 * (unsigned int)sizeof(unsigned long))
-
-struct slub_thread_hdr {
-	struct slub_thread_node reg;
-	/* Slots this thread set up (bit = cache index): what a reap looks at. */
-	unsigned long used[KMEM_MAX_CACHES / BITS_PER_LONG];
-	struct slub_thread t;
-};
-
-static struct slub_thread_hdr *thread_hdr(struct slub_thread *t)
-{
-	return container_of(t, struct slub_thread_hdr, t);
-}
-
-static void slub_thread_exit(void *arg);
-/* This thread's reap epoch, mod 256 (slub_reap_thread()). */
-static __thread uint8_t reap_epoch __attribute__((tls_model("initial-exec")));
-
 /* Install @slab as the cpu slab (NULL: none); the free fast path checks its range. */
 static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
@@ -118,47 +87,6 @@ static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct 
 		c->base = 0;
 		c->span = 0;
 	}
-}
-
-/* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
-struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
-{
-	struct slub_thread *t = slub_this;
-
-	if (unlikely(t == &slub_thread_none)) {
-		if (slub_thread_state == SLUB_THREAD_DEAD)
-			return NULL;
-		/* Untouched slots cost no memory: the mapping is NORESERVE. */
-		struct slub_thread_hdr *h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE,
-						 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (h == MAP_FAILED)
-			return NULL;
-		h->reg.t = &h->t;
-		kmem_lock(&slub_threads_lock);
-		list_add_tail(&h->reg.node, &slub_threads);
-		kmem_unlock(&slub_threads_lock);
-		/* Live before pthread_setspecific(), which may calloc() (keys >= 32). */
-		slub_thread_state = SLUB_THREAD_LIVE;
-		slub_this = t = &h->t;
-		if (slub_key_ok)
-			pthread_setspecific(slub_key, h);
-	}
-	struct kmem_cache_cpu *c = &t->cpu[s->index];
-	if (unlikely(c->cache != s)) {
-		/*
-		 * Destroyed (its leaked objects may still be freed): no new slot,
-		 * whose exit would release the cache again.  Callers cope with
-		 * NULL, as for an exiting thread.
-		 */
-		if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_ACQUIRE)))
-			return NULL;
-		memset(c, 0, offsetof(struct kmem_cache_cpu, stat));
-		c->reap_epoch = reap_epoch;	/* in use from now */
-		__atomic_store_n(&c->cache, s, __ATOMIC_RELEASE);
-		atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
-		thread_hdr(t)->used[s->index / BITS_PER_LONG] |= 1ul << (s->index % BITS_PER_LONG);
-	}
-	return c;
 }
 
 /* ---- slabs --------------------------------------------------------- */
@@ -917,9 +845,9 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned
 		__slab_free(s, slab, x, x, 1, c);
 }
 
-/* ---- flushing, thread exit ----------------------------------------- */
+/* ---- flushing ------------------------------------------------------ */
 
-static void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	sheaf_flush_thread(s, c);
 	if (c->slab) {
@@ -935,237 +863,6 @@ static void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		set_cpu_partial_list(c, NULL, 0);
 		put_partials(s, list, c);
 	}
-}
-
-static void slub_cache_release(struct kmem_cache *s);
-
-/*
- * A slot is retired by its own thread when it exits, or by
- * kmem_cache_destroy() from another thread; ->cache goes from the cache to
- * SLOT_RETIRING with a CAS, so exactly one of them does it.  Readers that
- * look for slots of a cache skip it meanwhile.  (Sequentially consistent:
- * a destroy's claim and a reap's, see reap_slot().)
- */
-static bool claim_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
-{
-	struct kmem_cache *expected = s;
-
-	return __atomic_compare_exchange_n(&c->cache, &expected, SLOT_RETIRING, false,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-}
-
-/*
- * Flush a claimed slot, fold its counters into the cache and let go of it.
- * True if this dropped the cache's last reference: the caller releases it,
- * after any lock it holds (slub_cache_release() takes slub_threads_lock).
- */
-static bool finish_retire(struct kmem_cache *s, struct kmem_cache_cpu *c)
-{
-	flush_cpu_slot(s, c);
-	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
-		unsigned int v = __atomic_load_n(&c->stat[i], __ATOMIC_RELAXED);
-		if (v)
-			atomic_fetch_add_explicit(&s->dead_stat[i], v, memory_order_relaxed);
-		__atomic_store_n(&c->stat[i], 0, __ATOMIC_RELAXED);
-	}
-	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
-	/* Whoever drops the last reference releases: one RMW decides (see destroy). */
-	return atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1;
-}
-
-static bool retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
-{
-	return claim_cpu_slot(s, c) && finish_retire(s, c);
-}
-
-void slub_flush_this_thread(struct kmem_cache *s)
-{
-	struct kmem_cache_cpu *c = this_cpu_slot(s);
-
-	if (c)
-		flush_cpu_slot(s, c);
-}
-
-/* ---- reaping idle sheaves ------------------------------------------ */
-
-/*
- * A thread's sheaves and the barn keep free objects for allocations to
- * come.  When none come (the program has moved on to other sizes, or the
- * thread only frees), those objects are scattered over slabs that hold
- * nothing else and cannot go back: in longlived, after the size mix moves
- * up, the barns and sheaves of the small classes held 90 MB of slabs
- * (212 MB of slab for 100 MB live; 123 MB without sheaves).  SLAB's
- * cache_reap() drains array caches that were not touched for 2 s; a thread
- * here has no timer, and a short program must not wait for one, so the
- * thread looks at its slots from its own slow paths, every
- * slub_reap_events of them.  A slot that allocated nothing through a whole
- * epoch (below) gives its sheaves, cpu slab and partial slabs back (what
- * flush_all() does in the kernel), and each cache's barn lets go of the
- * full sheaves nobody took (barn_reap()).  A thread that stays on its fast
- * paths never reaps: it has nothing to give back, and no time to spend.
- */
-static unsigned int slub_reap_events = 256;
-kmem_param("slub_reap_events", slub_reap_events, uint,
-	   "slow paths of a thread between two looks for idle sheaves (0: never reap)");
-/*
- * How long "idle" is.  Counting looks alone was not enough: a thread that
- * goes round many caches, a burst of each, makes more slow paths in a round
- * than any fixed number of them, and each cache looked idle between two
- * looks in turn (100 caches, bursts of 200: 6 -> 30 ns a pair).  So a
- * thread's looks fall into epochs of at least slub_reap_ms, and a slot is
- * idle when it allocated nothing through a whole epoch; a barn's rounds
- * are at least as long, whichever thread looks.
- */
-unsigned int slub_reap_ms = 10;
-kmem_param("slub_reap_ms", slub_reap_ms, uint,
-	   "a slot or a barn sheaf is idle once unused for this long (ms, at least)");
-
-void (*slub_reap_claimed_hook)(struct kmem_cache *s);
-void (*slub_reap_restored_hook)(struct kmem_cache *s);
-
-static __thread unsigned int reap_ticks __attribute__((tls_model("initial-exec")));
-static __thread unsigned int reap_slots __attribute__((tls_model("initial-exec")));	/* in use, last reap */
-/* When this thread's reap epoch began. */
-static __thread unsigned long long reap_epoch_ns __attribute__((tls_model("initial-exec")));
-__thread bool slub_reap_busy __attribute__((tls_model("initial-exec")));
-
-static uint16_t slot_allocs(struct kmem_cache_cpu *c)
-{
-	return (uint16_t)(__atomic_load_n(&c->stat[ALLOC_PCS], __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->stat[ALLOC_SLOWPATH], __ATOMIC_RELAXED));
-}
-
-/*
- * One of this thread's slots, in use by @s.  ->cache is tagged SLOT_REAPING
- * first: until then @s may be destroyed and freed by another thread (only
- * a slot's reference keeps it), so nothing of it, nor of the slot, is read
- * before; a destroy meanwhile cannot claim the slot and leaves it to us,
- * while readers still count it.  From the tag on, the reap counts itself in
- * s->reapers, and whoever releases @s waits for that to be 0
- * (slub_cache_release()): so @s lives until the reap's last read, after
- * the tag is gone, when a destroy may take the slot at once.  If a destroy
- * came (the cache is dying), the slot is retired here, as the destroy
- * would have, before the reap counts itself out (so that a destroy waiting
- * for it finds every slot retired, and releases @s itself).
- */
-static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
-{
-	struct kmem_cache *expected = s, *tagged = (struct kmem_cache *)((uintptr_t)s | SLOT_REAPING);
-	unsigned long objs = 0;
-
-	if (!__atomic_compare_exchange_n(&c->cache, &expected, tagged, false, __ATOMIC_SEQ_CST,
-					 __ATOMIC_RELAXED))
-		return;
-	atomic_fetch_add_explicit(&s->reapers, 1, memory_order_seq_cst);
-	if (unlikely(slub_reap_claimed_hook))
-		slub_reap_claimed_hook(s);
-	uint16_t allocs = slot_allocs(c);
-	if (allocs != c->reap_allocs) {
-		c->reap_allocs = allocs;
-		c->reap_epoch = reap_epoch;
-	}
-	/* Nothing allocated since before the last epoch began: a whole epoch. */
-	bool idle = (uint8_t)(reap_epoch - c->reap_epoch) >= 2;
-	if (!__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)) {
-		objs = barn_reap(s, c, reap_epoch_ns);
-		if (idle && (c->main || c->slab || c->partial)) {
-			objs += sheaf_thread_objects(c);
-			flush_cpu_slot(s, c);
-			/* Its next allocations start small again (the ramp), as a new thread's. */
-			c->sheaf_refills = 0;
-			c->sheaf_shift = 0;
-			c->barn_trips = 0;
-		}
-	}
-	__atomic_store_n(&c->cache, s, __ATOMIC_SEQ_CST);
-	if (unlikely(slub_reap_restored_hook))
-		slub_reap_restored_hook(s);
-	bool last = false;
-	if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)))
-		last = retire_cpu_slot(s, c);
-	/* From here @s may be released (freed), unless by us: nothing of it is read after. */
-	atomic_fetch_sub_explicit(&s->reapers, 1, memory_order_seq_cst);
-	if (last)
-		slub_cache_release(s);
-	if (objs)
-		count_vm_events_global(SLAB_SHEAF_REAPED, objs);
-}
-
-void slub_reap_thread(void)
-{
-	struct slub_thread *t = slub_this;
-	unsigned long *used = thread_hdr(t)->used;
-	unsigned int nr = 0;
-
-	if (slub_reap_busy || !slub_thread_live())
-		return;
-	slub_reap_busy = true;
-	unsigned long long now = os_now_ns();
-	if (now - reap_epoch_ns >= slub_reap_ms * 1000000ull) {
-		reap_epoch++;
-		reap_epoch_ns = now;
-	}
-	/* The slots this thread set up, not every index: a process may have thousands of caches. */
-	for (unsigned int w = 0; w < KMEM_MAX_CACHES / BITS_PER_LONG; w++)
-		for (unsigned long bits = used[w]; bits; bits &= bits - 1) {
-			unsigned int i = w * BITS_PER_LONG + (unsigned int)__builtin_ctzl(bits);
-			struct kmem_cache_cpu *c = &t->cpu[i];
-			struct kmem_cache *s = __atomic_load_n(&c->cache, __ATOMIC_ACQUIRE);
-
-			if (!s) {	/* retired by a destroy: no longer ours */
-				used[w] &= ~(1ul << (i % BITS_PER_LONG));
-			} else if (s != SLOT_RETIRING) {
-				reap_slot(s, c);
-				nr++;
-			}
-		}
-	reap_slots = nr;
-	slub_reap_busy = false;
-}
-
-/*
- * A slow path of this thread is done (its slot is consistent again: it may
- * be reaped too, a consumer's flushed with the object it just freed).  The
- * period is at least twice the slots the thread uses: a thread that goes
- * round many caches, each a slow path when it comes back to one, would
- * otherwise look at each when it had not come back to it yet (a thread of
- * 1000 caches: 10 ns a pair became 1100 before idleness was measured in
- * epochs), and a look costs a compare-and-swap and a store a slot.
- */
-void slub_reap_tick(void)
-{
-	if (likely(++reap_ticks < slub_reap_events) || !slub_reap_events || reap_ticks < 2 * reap_slots)
-		return;
-	reap_ticks = 0;
-	slub_reap_thread();
-}
-
-void (*slub_thread_exit_notify)(void);
-
-static void slub_thread_exit(void *arg)
-{
-	struct slub_thread_hdr *h = arg;
-	struct slub_thread *t = &h->t;
-	unsigned int nr = atomic_load(&next_cache_index);
-
-	for (unsigned int i = 0; i < nr; i++) {
-		struct kmem_cache *s = __atomic_load_n(&t->cpu[i].cache, __ATOMIC_ACQUIRE);
-		if (s && s != SLOT_RETIRING && retire_cpu_slot(s, &t->cpu[i]))
-			slub_cache_release(s);
-	}
-	/* After this no kmem_cache_destroy() can claim one of our slots ... */
-	kmem_lock(&slub_threads_lock);
-	list_del(&h->reg.node);
-	kmem_unlock(&slub_threads_lock);
-	/* ... and once those it claimed are flushed, they go. */
-	while (atomic_load_explicit(&h->reg.busy, memory_order_acquire))
-		os_sleep_us(20);
-	slub_this = &slub_thread_none;
-	slub_thread_state = SLUB_THREAD_DEAD;
-	munmap(h, sizeof(*h));
-	if (slub_thread_exit_notify)
-		slub_thread_exit_notify();
 }
 
 /* ---- caches -------------------------------------------------------- */
@@ -1304,7 +1001,7 @@ int slub_shrink(struct kmem_cache *s)
 }
 
 /* The last reference is gone: check for leaks and free what is left (kernel __kmem_cache_shutdown). */
-static void slub_cache_release(struct kmem_cache *s)
+void slub_cache_release(struct kmem_cache *s)
 {
 	/* A reap still reading @s (a few instructions from done): let it finish. */
 	while (atomic_load_explicit(&s->reapers, memory_order_seq_cst))
@@ -1417,68 +1114,4 @@ void slub_cache_destroy(struct kmem_cache *s)
 	 */
 	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
 		slub_cache_release(s);
-}
-
-
-/* As pcp_init(): with no pthread key left, only thread exit loses its flush. */
-int slub_init(void)
-{
-	if (os_thread_exit_key_create(&slub_key, slub_thread_exit)) {
-		pr_warn("no pthread key left: a thread's cached objects stay in its sheaves when it exits\n");
-		return 0;
-	}
-	slub_key_ok = true;
-	return 0;
-}
-
-/* Other threads' cpu slabs stay frozen in the child: their objects are lost to it. */
-void slub_fork_prepare(void)
-{
-	kmem_lock(&slub_threads_lock);
-	sheaf_fork_prepare();
-}
-
-void slub_fork_parent(void)
-{
-	sheaf_fork_parent();
-	kmem_unlock(&slub_threads_lock);
-}
-
-void slub_fork_child(void)
-{
-	sheaf_fork_child();
-	kmem_lock_init(&slub_threads_lock);
-	/*
-	 * The other threads do not exist here.  Their slots may have been
-	 * caught mid-update (the fast paths take no lock), so nothing may
-	 * flush them: off the registry, leaked with their objects, as they
-	 * always were.  Only statistics and destroy walk the registry.
-	 */
-	struct list_head *own = slub_thread_live() ?
-		&thread_hdr(slub_this)->reg.node : NULL;
-	/*
-	 * A slot another thread was reaping at the fork stays tagged, and the
-	 * reap counted in reapers: undo those, so that a destroy or release
-	 * here does not wait for a reap that will never end.  The slot itself
-	 * is left as it was (as above).
-	 */
-	struct slub_thread_node *r;
-	list_for_each_entry(r, &slub_threads, node) {
-		if (&r->node == own)
-			continue;
-		struct slub_thread_hdr *h = thread_hdr(r->t);
-		for (unsigned int w = 0; w < KMEM_MAX_CACHES / BITS_PER_LONG; w++)
-			for (unsigned long bits = h->used[w]; bits; bits &= bits - 1) {
-				struct kmem_cache_cpu *c = &r->t->cpu[w * BITS_PER_LONG + (unsigned int)__builtin_ctzl(bits)];
-				uintptr_t v = (uintptr_t)__atomic_load_n(&c->cache, __ATOMIC_RELAXED);
-				if (!(v & SLOT_REAPING) || v == (uintptr_t)SLOT_RETIRING)
-					continue;
-				struct kmem_cache *s = (struct kmem_cache *)(v & ~SLOT_REAPING);
-				__atomic_store_n(&c->cache, s, __ATOMIC_RELAXED);
-				atomic_fetch_sub_explicit(&s->reapers, 1, memory_order_relaxed);
-			}
-	}
-	INIT_LIST_HEAD(&slub_threads);
-	if (own)
-		list_add(own, &slub_threads);
 }

@@ -4,10 +4,11 @@
  * cache as in newer kernels) in front of per-thread slabs with lockless
  * freelists (the classic design).  This header holds the structures and the
  * inline fast paths; slub.c the slab slow paths, slub_bulk.c the bulk API
- * and the paths between sheaves and slabs, slub_sheaf.c the sheaves'.
+ * and the paths between sheaves and slabs, slub_sheaf.c the sheaves',
+ * slub_thread.c the per-thread slots.
  *
  * "Per CPU" is per thread in this version.  Everything a true per-CPU (rseq)
- * version replaces is slub_this and struct slub_thread.
+ * version replaces is slub_this, struct slub_thread and slub_thread.c.
  */
 #ifndef KMEM_SLUB_H
 #define KMEM_SLUB_H

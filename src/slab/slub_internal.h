@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SLUB-private: helpers of slub.c that slub_bulk.c (the bulk paths),
- * slub_debug.c and slub_info.c (statistics, introspection) use too.  Not part of the slab core's interface; what slub_sheaf.c shares with
+ * slub_thread.c (the per-thread slots), slub_debug.c and slub_info.c
+ * (statistics, introspection) use too, and what slub_thread.c gives them.  Not part of the slab core's interface; what slub_sheaf.c shares with
  * them (the sheaf refill and flush, __slub_alloc_from_slabs and
  * __slub_free_to_slabs) is declared in slub.h.
  */
@@ -10,7 +11,7 @@
 
 #include "slab/slub.h"
 
-/* Every live thread's slots (slub.c), for flushes, destroy and introspection (slub_info.c). */
+/* Every live thread's slots (slub_thread.c), for flushes, destroy and introspection (slub_info.c). */
 struct slub_thread_node {
 	struct list_head node;
 	struct slub_thread *t;
@@ -55,8 +56,26 @@ static inline unsigned int slab_free_objects(struct slab *slab)
 	return ss_objects(st) - ss_inuse(st);
 }
 
+/* ---- slub_thread.c: the per-thread slots ---- */
+
 /* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
 struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s);
+/*
+ * Retiring a slot (kmem_cache_destroy() from another thread, or its own
+ * thread's exit): claim_cpu_slot() makes the caller its only retirer (false:
+ * someone else is, or a reap holds it); finish_retire() flushes it and lets
+ * go, true if that dropped the cache's last reference (the caller then
+ * releases the cache, after any lock it holds).
+ */
+bool claim_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c);
+bool finish_retire(struct kmem_cache *s, struct kmem_cache_cpu *c);
+
+/* ---- slub.c, for slub_thread.c ---- */
+
+/* Give a slot's sheaves, cpu slab and partial slabs back (kernel flush_slab + put_partials). */
+void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c);
+/* The cache's last reference is gone: its barn, empty slabs and index go (after its reapers). */
+void slub_cache_release(struct kmem_cache *s);
 /*
  * This thread's slot for @s if it has one in use, else NULL.  Inline, as it
  * was when slub.c held the bulk entry points that call it every time.
