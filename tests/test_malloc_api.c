@@ -1673,6 +1673,61 @@ KTEST(realloc_of_an_interior_pointer)
 	k_free(p);
 }
 
+/*
+ * The same for blocks from the page allocator (8 KiB-4 MiB) and for those
+ * over 4 MiB (their own mappings): their size is the whole block's, so a
+ * copy from the middle would read past the end (into the neighbour).  And
+ * malloc_usable_size(), free() and a second free() of a block over 4 MiB.
+ */
+KTEST(interior_pointers_into_big_blocks)
+{
+	const size_t big = 100 * KiB, huge = 8 * MiB;
+	unsigned char *a = k_malloc(big), *b = k_malloc(big), *h = k_malloc(huge);
+	KT_ASSERT(a && b && h);
+	memset(a, 0x11, big);
+	memset(b, 0x22, big);
+	memset(h, 0x33, huge);
+	struct kt_capture cap;
+	kt_capture_begin(&cap);
+	errno = 0;
+	size_t u = k_usable(a + 4096);
+	void *q = k_realloc(a + 4096, 256 * KiB);
+	int e1 = errno;
+	errno = 0;
+	void *q2 = k_realloc(h + 4096, 16 * MiB);
+	int e2 = errno;
+	k_free(h + 4096);
+	char *out = kt_capture_end(&cap);
+	KT_EXPECT(u == 0);
+	KT_EXPECT(!q && e1 == EINVAL);
+	KT_EXPECT(!q2 && e2 == EINVAL);
+	KT_EXPECT(strstr(out, "malloc_usable_size(") && strstr(out, "realloc(") &&
+		  strstr(out, "middle of a large kmalloc"));
+	KT_EXPECT(strstr(out, "4096 bytes into the block"));
+	free(out);
+	/* Nothing was touched or freed: both blocks still whole and theirs. */
+	for (size_t i = 0; i < big; i++)
+		if (a[i] != 0x11 || b[i] != 0x22) {
+			KT_FAIL("byte %zu of a block changed", i);
+			break;
+		}
+	KT_EXPECT(k_usable(h) == huge);
+	for (size_t i = 0; i < huge; i += 4096)
+		if (h[i] != 0x33) {
+			KT_FAIL("byte %zu of the 8 MiB block changed", i);
+			break;
+		}
+	k_free(a);
+	k_free(b);
+	k_free(h);
+	/* Freed and kept mapped for reuse: a second free() is reported, not ignored. */
+	kt_capture_begin(&cap);
+	k_free(h);
+	out = kt_capture_end(&cap);
+	KT_EXPECT(strstr(out, "double free or use after free"));
+	free(out);
+}
+
 /* ---- harness ---------------------------------------------------------- */
 
 struct ktest_case ktest_cases[KTEST_MAX];

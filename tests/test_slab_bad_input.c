@@ -342,6 +342,23 @@ KTEST(pointer_inside_object)
 	BAD(kfree(k + 4), "Invalid object pointer");
 	BAD(kfree(big + 100), "pointer into the middle of a large kmalloc");
 	BAD(kfree(big + 3 * PAGE_SIZE), "pointer into the middle of a large kmalloc");
+	/*
+	 * ksize() and krealloc(): a size from the middle is not the block's, and
+	 * a copy from there would read past the end; reported, nothing done.
+	 */
+	void *r = (void *)1;
+	size_t ks = 1;
+	BAD(ks = ksize(k + 4), "Invalid object pointer");
+	KT_EXPECT(ks == 0);
+	BAD(r = krealloc(k + 4, 1000, GFP), "Invalid object pointer");
+	KT_EXPECT(r == NULL);
+	BAD(ks = ksize(big + PAGE_SIZE), "pointer into the middle of a large kmalloc");
+	KT_EXPECT(ks == 0);
+	BAD(r = krealloc(big + PAGE_SIZE, 1000, GFP), "pointer into the middle of a large kmalloc");
+	KT_EXPECT(r == NULL);
+	BAD(r = krealloc(big + PAGE_SIZE, 300000, GFP), "pointer into the middle of a large kmalloc");
+	KT_EXPECT(r == NULL);
+	KT_EXPECT(ksize(big) == 131072);
 	kfree(k);
 	kfree(big);
 	KT_ASSERT(kmalloc_ok());
@@ -964,6 +981,13 @@ KTEST(bad_entries_in_bulk_free)
 		KT_ASSERT(x);
 		void *inside[2] = { (char *)x + 8, NULL };
 		BAD(kmem_cache_free_bulk(a, 2, inside), "Invalid object pointer");
+		kmem_cache_free(a, x);
+		/* One among many, met as a neighbour on the slab path (without sheaves too). */
+		static void *many[200];
+		KT_ASSERT_EQ(kmem_cache_alloc_bulk(a, GFP, 200, many), 200);
+		x = many[100];
+		many[100] = (char *)x + 8;
+		BAD(kmem_cache_free_bulk(a, 200, many), "Invalid object pointer");
 		kmem_cache_free(a, x);
 	}
 	/* kfree_bulk() with a foreign pointer among good ones. */

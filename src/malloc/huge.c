@@ -328,6 +328,26 @@ void huge_trim(void)
 	unmap_all(old, n);
 }
 
+enum huge_where huge_where(const void *p, void **startp)
+{
+	uintptr_t a = (uintptr_t)p;
+	enum huge_where where = HUGE_NONE;
+
+	kmem_lock(&huge_lock);
+	for (size_t j = 0; j < capacity && where == HUGE_NONE; j++)
+		if (table[j].addr > 1 && a - table[j].map < table[j].map_len) {
+			*startp = (void *)table[j].addr;
+			where = HUGE_INSIDE;
+		}
+	for (int i = 0; i < nr_retained && where == HUGE_NONE; i++)
+		if (a - retained[i].map < retained[i].len) {
+			*startp = (void *)retained[i].map;
+			where = HUGE_FREED;
+		}
+	kmem_unlock(&huge_lock);
+	return where;
+}
+
 size_t huge_usable_size(const void *p)
 {
 	kmem_lock(&huge_lock);

@@ -17,6 +17,15 @@ void *huge_alloc(size_t size, size_t align, bool zero);
 bool huge_free(void *p);
 /* Usable size of a huge allocation, 0 if @p is not one. */
 size_t huge_usable_size(const void *p);
+/*
+ * What @p, which is not a huge allocation's start (huge_free() and
+ * huge_usable_size() did not know it), has to do with them:
+ * HUGE_INSIDE, a pointer into one (*startp: the block); HUGE_FREED, into a
+ * freed one still mapped for reuse (a double free, or a use after free);
+ * HUGE_NONE.  A walk of the table: for bad pointers only.
+ */
+enum huge_where { HUGE_NONE, HUGE_INSIDE, HUGE_FREED };
+enum huge_where huge_where(const void *p, void **startp);
 /* Resize in place or move (mremap); NULL on failure, @p untouched. */
 void *huge_realloc(void *p, size_t size);
 void huge_stats(size_t *nr, size_t *bytes);

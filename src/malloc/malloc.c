@@ -98,6 +98,29 @@ static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t 
 	return malloc_slow(size ? size : MALLOC_MIN, gfp, _RET_IP_);
 }
 
+/*
+ * @p is no block's start, nor in kmem's memory: if it points into a block
+ * over 4 MiB, or into one freed and still mapped, report it as the slab
+ * paths report their bad frees, and return true (nothing is done with it).
+ */
+static bool huge_bad_pointer(const char *func, const void *p)
+{
+	void *start;
+
+	switch (huge_where(p, &start)) {
+	case HUGE_INSIDE:
+		kmem_warn("malloc/huge.c", "%s(%p): pointer %zu bytes into the block at %p; nothing done\n",
+			  func, p, (size_t)((const char *)p - (char *)start), start);
+		return true;
+	case HUGE_FREED:
+		kmem_warn("malloc/huge.c", "%s(%p): pointer into a block that was freed (the mapping at %p, "
+			  "kept for reuse): double free or use after free; nothing done\n", func, p, start);
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* @page: the struct page of @p, NULL if kmem's memory does not hold @p. */
 static __attribute__((noinline)) void free_slow(void *p, struct page *page)
 {
@@ -106,6 +129,8 @@ static __attribute__((noinline)) void free_slow(void *p, struct page *page)
 		return;
 	}
 	if (huge_free(p))
+		return;
+	if (huge_bad_pointer("free", p))
 		return;
 	/* Not ours (made before kmem took over, or by the loader): leave it. */
 	atomic_fetch_add_explicit(&foreign_frees, 1, memory_order_relaxed);
@@ -147,21 +172,20 @@ MALLOC_API void *calloc(size_t n, size_t size)
 	return do_malloc(bytes, MALLOC_GFP | __GFP_ZERO);
 }
 
-/* Usable size of a pointer kmem handed out, 0 if it did not; its slab in *slabp (or NULL). */
-static size_t usable_size(const void *p, struct slab **slabp)
-{
-	size_t n = kmalloc_usable_size_slab(p, slabp);
-
-	return n ? n : huge_usable_size(p);
-}
-
 MALLOC_API size_t malloc_usable_size(void *p)
 {
 	struct slab *slab;
 
 	if (!p)
 		return 0;
-	size_t n = usable_size(p, &slab);
+	size_t n = kmalloc_usable_size_slab(p, &slab);
+	if (unlikely(n && !kmalloc_block_start(p, slab))) {
+		/* Not the bytes from p on: a program that used them would overrun the block. */
+		kmalloc_report_interior("malloc_usable_size", p, slab);
+		return 0;
+	}
+	if (!n)
+		n = huge_usable_size(p);
 	/* The program may use all of it now (slab_debug=UZ: no kmalloc red zone for it). */
 	kmalloc_resize_in_place(slab ? slab->slab_cache : NULL, p, 0, false);
 	return n;
@@ -178,13 +202,18 @@ MALLOC_API void *realloc(void *p, size_t size)
 	}
 
 	struct slab *slab;
-	size_t old = usable_size(p, &slab);
+	size_t old = kmalloc_usable_size_slab(p, &slab);
 	struct kmem_cache *s = slab ? slab->slab_cache : NULL;
-	if (unlikely(s && !slab_obj_valid(s, slab, p))) {
-		/* As free() of it would: reported, and nothing done (glibc aborts). */
-		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
-			    "INFO: realloc() of a pointer that is not the start of an object; NULL returned, nothing freed\n",
-			    s->name, p);
+	/*
+	 * A pointer into the middle of a block: as free() of it would, reported
+	 * and nothing done (glibc aborts); its size is not the bytes from p on.
+	 */
+	if (unlikely(old && !kmalloc_block_start(p, slab))) {
+		kmalloc_report_interior("realloc", p, slab);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!old && !(old = huge_usable_size(p)) && unlikely(huge_bad_pointer("realloc", p))) {
 		errno = EINVAL;
 		return NULL;
 	}

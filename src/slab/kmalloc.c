@@ -133,12 +133,28 @@ bool is_large_kmalloc(const void *p)
 	return head && PageLargeKmalloc(head);
 }
 
+void kmalloc_report_interior(const char *func, const void *p, struct slab *slab)
+{
+	if (slab)
+		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
+			    "INFO: %s() of a pointer that is not the start of an object; nothing done\n",
+			    slab->slab_cache->name, p, func);
+	else
+		slab_report_bad_free(func, p, "pointer into the middle of a large kmalloc; nothing done");
+}
+
 KMEM_API size_t ksize(const void *p)
 {
 	if (ZERO_OR_NULL_PTR(p))
 		return 0;
-	struct kmem_cache *s;
-	size_t ks = kmalloc_usable_size_cache(p, &s);
+	struct slab *slab;
+	size_t ks = kmalloc_usable_size_slab(p, &slab);
+	struct kmem_cache *s = slab ? slab->slab_cache : NULL;
+	if (ks && unlikely(!kmalloc_block_start(p, slab))) {
+		/* Its size is not the bytes from p on: a caller would overrun the block. */
+		kmalloc_report_interior("ksize", p, slab);
+		return 0;
+	}
 	if (ks) {
 		/* The caller may use it all now: no kmalloc red zone (kernel skip_orig_size_check()). */
 		kmalloc_resize_in_place(s, p, 0, false);
@@ -157,10 +173,16 @@ KMEM_API void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 	if (ZERO_OR_NULL_PTR(p))
 		return kmalloc(new_size, gfp);
 
-	struct kmem_cache *s;
-	size_t ks = kmalloc_usable_size_cache(p, &s);
+	struct slab *slab;
+	size_t ks = kmalloc_usable_size_slab(p, &slab);
+	struct kmem_cache *s = slab ? slab->slab_cache : NULL;
 	if (!ks) {
 		ksize(p);	/* not kmalloc's: reported there */
+		return NULL;
+	}
+	if (unlikely(!kmalloc_block_start(p, slab))) {
+		/* The copy would read past the block (kernel: WARN_ON in __do_krealloc()). */
+		kmalloc_report_interior("krealloc", p, slab);
 		return NULL;
 	}
 	if (new_size <= ks) {

@@ -78,6 +78,21 @@ static inline size_t kmalloc_usable_size_slab(const void *p, struct slab **slabp
 	return 0;
 }
 
+/*
+ * Is @p, which kmalloc_usable_size_slab() found in @slab (NULL: a large
+ * kmalloc), the start of its block?  False for a pointer into the middle
+ * of one, whose size is then not the bytes from @p on.
+ */
+static inline bool kmalloc_block_start(const void *p, struct slab *slab)
+{
+	if (slab)
+		return slab_obj_valid(slab->slab_cache, slab, p);
+	return p == __page_address(virt_to_head_page_checked(p));
+}
+
+/* Report @func(@p) of a pointer into the middle of a kmalloc block (@slab: NULL for a large one). */
+void kmalloc_report_interior(const char *func, const void *p, struct slab *slab);
+
 /* The same, with the slab's cache in *sp. */
 static inline size_t kmalloc_usable_size_cache(const void *p, struct kmem_cache **sp)
 {

@@ -484,7 +484,12 @@ void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size
 				lookahead--;
 				continue;
 			}
-			if (!slab_obj_valid(cache, slab, y) || y == head || y == cpu_head) {
+			if (!slab_obj_valid(cache, slab, y)) {
+				kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n", cache->name, y);
+				p[j] = NULL;
+				continue;
+			}
+			if (y == head || y == cpu_head) {
 				report_double_free(cache, y);
 				p[j] = NULL;
 				continue;
