@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,7 +58,8 @@ void kmem_warn(const char *where, const char *fmt, ...)
 {
 	va_list ap;
 
-	printk("WARNING: CPU: %d PID: %d at %s\n", os_gettid(), os_getpid(), where);
+	/* The kernel's PID is the task's: the thread here. */
+	printk("WARNING: CPU: %d PID: %d at %s\n", sched_getcpu(), os_gettid(), where);
 	va_start(ap, fmt);
 	vprintk(fmt, ap);
 	va_end(ap);
