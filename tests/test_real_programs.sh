@@ -9,7 +9,8 @@
 # indexes, joins), sort --parallel, xz -T2, gcc (compile src/slab/slub.c, then
 # build and run a program), g++ (build under kmem; a C++ program with
 # new/delete, containers, shared_ptr and std::thread run on both), perl, awk,
-# git, tar+gzip; kmem.stats_at_exit=1 prints /proc/slabinfo at exit; and
+# git, tar+gzip, a program and a library with functions of the kernel API's
+# names (and e2fsck, which has some); kmem.stats_at_exit=1 prints /proc/slabinfo at exit; and
 # slab_debug=FZPU runs python3 unchanged and reports a program's heap overruns
 # and write after free; slab_debug=U with kmem.stats_at_exit=1 names the
 # function that leaked a program's blocks (alloc_traces); kmem.live=1 serves
@@ -382,6 +383,85 @@ my @sorted = sort { $a <=> $b } map { rnd() } 1 .. 100000;
 print "$sorted[0] $sorted[-1] ", scalar(@sorted), "\n";
 EOF
 
+# A program and a library with functions of the kernel API's names, as
+# kernel code ported to userspace has (e2fsck defines kmem_cache_create,
+# kmalloc and kfree): kmem's calls between its own functions must not reach
+# theirs, and theirs must not reach kmem's (its version script exports only
+# the malloc API and kmem_read/kmem_write).  The library's calls to its own
+# functions go through its PLT (-fPIC, no -Bsymbolic), so a preloaded
+# alloc_pages() would capture them.
+cat >"$DATA/kernames.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+struct kmem_cache { size_t size; char name[24]; };
+struct kmem_cache *kmem_cache_create(const char *name, size_t size, size_t align,
+				     unsigned long flags, void (*ctor)(void *))
+{
+	struct kmem_cache *c = malloc(sizeof(*c));
+	(void)align; (void)flags; (void)ctor;
+	c->size = size;
+	snprintf(c->name, sizeof(c->name), "mine:%s", name);
+	return c;
+}
+void *kmalloc(size_t size, unsigned int flags)
+{
+	char *p = malloc(size + 16);
+	(void)flags;
+	memcpy(p, "hdr", 4);
+	return p + 16;
+}
+void kfree(const void *p)
+{
+	if (p)
+		free((char *)p - 16);
+}
+int lib_pages(void);
+int main(void)
+{
+	struct kmem_cache *c = kmem_cache_create("revoke", 48, 0, 0, NULL);
+	char *p = kmalloc(100, 0);
+	strcpy(p, "hello");
+	printf("%s %s %zu %s\n", c->name, p, c->size, p - 16);
+	kfree(p);
+	free(c);
+	for (int i = 0; i < 3; i++)
+		printf("lib_pages: %d of 8192 bytes non-zero\n", lib_pages());
+	return 0;
+}
+EOF
+cat >"$DATA/libkn.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+struct page { unsigned char *mem; unsigned int order; };
+struct page *alloc_pages(unsigned int gfp, unsigned int order)
+{
+	struct page *p = malloc(sizeof(*p));
+	(void)gfp;
+	p->mem = calloc(1, 4096u << order);
+	p->order = order;
+	return p;
+}
+void *page_address(const struct page *p) { return p->mem; }
+void __free_pages(struct page *p, unsigned int order)
+{
+	(void)order;
+	free(p->mem);
+	free(p);
+}
+int lib_pages(void)
+{
+	struct page *p = alloc_pages(0, 1);
+	unsigned char *m = page_address(p);
+	int nz = 0;
+	for (int i = 0; i < 8192; i++)
+		nz += m[i] != 0;
+	memset(m, 0xab, 8192);
+	__free_pages(p, 1);
+	return nz;
+}
+EOF
+
 # A small source tree for git and tar.
 mkdir -p "$DATA/tree"
 cp -r "$SRC/src" "$SRC/include" "$DATA/tree/"
@@ -480,6 +560,16 @@ check_git() {
 	git count-objects -v | grep -E '^(count|in-pack|packs)'
 }
 
+check_kernel_names() {
+	gcc -O1 -fPIC -shared "$DATA/libkn.c" -o libkn.so &&
+		gcc -O1 -rdynamic "$DATA/kernames.c" -o kernames -L. -lkn -Wl,-rpath,"$PWD" || return 1
+	./kernames
+	# The program that showed it (e2fsprogs, in every Debian install).
+	local e2fsck
+	e2fsck=$(PATH=$PATH:/usr/sbin:/sbin command -v e2fsck) && "$e2fsck" -V 2>&1
+	return 0
+}
+
 check_tar_gzip() {
 	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$DATA" -cf - tree |
 		gzip -n -6 >tree.tgz
@@ -490,14 +580,14 @@ check_tar_gzip() {
 	gzip -dc tree.tgz | tar -tvf - | wc -l
 }
 
-CHECKS=(python3 python3_fork sqlite3 sort xz gcc gxx_build cxx_program perl awk git tar_gzip)
+CHECKS=(python3 python3_fork sqlite3 sort xz gcc gxx_build cxx_program perl awk git tar_gzip kernel_names)
 export -f "${CHECKS[@]/#/check_}"
 
 # The program each check needs: a missing one fails its check
 # (scripts/install-deps.sh installs them).
 declare -A NEED=([python3]=$PYTHON [python3_fork]=$PYTHON [sqlite3]=sqlite3 [sort]=sort
 	[xz]=xz [gcc]=gcc [gxx_build]=g++ [cxx_program]=g++ [perl]=perl [awk]=awk [git]=git
-	[tar_gzip]=gzip)
+	[tar_gzip]=gzip [kernel_names]=gcc)
 
 # run_check NAME TAG [ENV...]: run check_NAME with the given environment in
 # $T/work/NAME (the same path for every run: gcc -g records it); leaves out,
