@@ -1697,8 +1697,10 @@ KTEST(interior_pointers_into_big_blocks)
 	void *q2 = k_realloc(h + 4096, 16 * MiB);
 	int e2 = errno;
 	k_free(h + 4096);
+	size_t uh = k_usable(h + 8192);
 	char *out = kt_capture_end(&cap);
-	KT_EXPECT(u == 0);
+	KT_EXPECT(u == 0 && uh == 0);
+	KT_EXPECT(strstr(out, "malloc_usable_size(") && strstr(out, "8192 bytes into the block"));
 	KT_EXPECT(!q && e1 == EINVAL);
 	KT_EXPECT(!q2 && e2 == EINVAL);
 	KT_EXPECT(strstr(out, "malloc_usable_size(") && strstr(out, "realloc(") &&

@@ -184,8 +184,8 @@ MALLOC_API size_t malloc_usable_size(void *p)
 		kmalloc_report_interior("malloc_usable_size", p, slab);
 		return 0;
 	}
-	if (!n)
-		n = huge_usable_size(p);
+	if (!n && !(n = huge_usable_size(p)) && huge_bad_pointer("malloc_usable_size", p))
+		return 0;
 	/* The program may use all of it now (slab_debug=UZ: no kmalloc red zone for it). */
 	kmalloc_resize_in_place(slab ? slab->slab_cache : NULL, p, 0, false);
 	return n;

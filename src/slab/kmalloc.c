@@ -140,7 +140,8 @@ void kmalloc_report_interior(const char *func, const void *p, struct slab *slab)
 			    "INFO: %s() of a pointer that is not the start of an object; nothing done\n",
 			    slab->slab_cache->name, p, func);
 	else
-		slab_report_bad_free(func, p, "pointer into the middle of a large kmalloc; nothing done");
+		kmem_warn("mm/slab_common.c", "%s(%p): pointer into the middle of a large kmalloc; nothing done\n",
+			  func, p);
 }
 
 KMEM_API size_t ksize(const void *p)
