@@ -72,6 +72,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peers_streams.h"
+
 /* Keep @p alive and opaque to the optimizer (no malloc/free pair elision). */
 #define escape(p) __asm__ volatile("" : : "r"(p) : "memory")
 
@@ -94,17 +96,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* xorshift64*: the workload's random stream, never the allocator's answers. */
-static inline uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}
 
 /* Bookkeeping outside the allocator under test: the same cost for all. */
 static void *map(size_t bytes)
@@ -518,8 +509,8 @@ static void wl_prodcons(void)
 
 static void wl_frag(void)
 {
-	long n = scaled(1000000);
-	uint64_t s = 42;
+	long n = scaled(FRAG_OBJECTS);
+	uint64_t s = FRAG_SEED;
 	void **p = map(sizeof(void *) * (size_t)n);
 	uint32_t *size = map(sizeof(uint32_t) * (size_t)n);
 	uint32_t *perm = map(sizeof(uint32_t) * (size_t)n);
@@ -528,7 +519,7 @@ static void wl_frag(void)
 	cpu_start();
 	uint64_t t0 = now_ns();
 	for (long i = 0; i < n; i++) {
-		size[i] = 16 + (uint32_t)(rnd(&s) % (512 - 16 + 1));
+		size[i] = frag_small_size(&s);
 		p[i] = xmalloc(size[i]);
 		memset(p[i], (int)i, size[i]);
 		tag(p[i], size[i]);
@@ -536,14 +527,7 @@ static void wl_frag(void)
 	}
 	calls += n;
 	/* Free 90%, chosen and ordered at random. */
-	for (long i = 0; i < n; i++)
-		perm[i] = (uint32_t)i;
-	for (long i = n - 1; i > 0; i--) {
-		long j = (long)(rnd(&s) % (uint64_t)(i + 1));
-		uint32_t t = perm[i];
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
+	frag_free_order(perm, n, &s);
 	for (long k = 0; k < n - n / 10; k++) {
 		uint32_t i = perm[k];
 		check(p[i], size[i], "frag");
@@ -560,7 +544,7 @@ static void wl_frag(void)
 	void **q = map(sizeof(void *) * (size_t)cap);
 	uint32_t *qsize = map(sizeof(uint32_t) * (size_t)cap);
 	while (big < freed / 2 && nbig < cap) {
-		qsize[nbig] = 2048 + (uint32_t)(rnd(&s) % (8192 - 2048 + 1));
+		qsize[nbig] = frag_big_size(&s);
 		q[nbig] = xmalloc(qsize[nbig]);
 		memset(q[nbig], (int)nbig, qsize[nbig]);
 		tag(q[nbig], qsize[nbig]);
@@ -586,23 +570,20 @@ static void wl_frag(void)
 
 static void wl_longlived(void)
 {
-	/* Size windows, log-uniform between 2^lo and 2^hi - 1 bytes. */
-	static const struct { int lo, hi; } phase[] = { { 4, 10 }, { 8, 13 }, { 4, 9 }, { 6, 12 } };
-	const int nphase = sizeof(phase) / sizeof(phase[0]);
-	const long budget = 100l << 20, cap = 4000000;
-	long steps = scaled(1000000);	/* replacements per phase */
-	uint64_t s = 7;
+	const long budget = LONGLIVED_BUDGET, cap = LONGLIVED_CAP;
+	long steps = scaled(LONGLIVED_STEPS);
+	uint64_t s = LONGLIVED_SEED;
 	void **p = map(sizeof(void *) * (size_t)cap);
 	uint32_t *size = map(sizeof(uint32_t) * (size_t)cap);
 	long n = 0, live = 0, calls = 0;
 
 	cpu_start();
 	uint64_t t0 = now_ns();
-	for (int ph = 0; ph < nphase; ph++) {
+	for (int ph = 0; ph < LONGLIVED_PHASES; ph++) {
 		for (long k = -1; k < steps; k++) {
 			if (k >= 0) {
 				/* Free a random object (swap-remove); k == -1: fill only. */
-				long v = (long)(rnd(&s) % (uint64_t)n);
+				long v = longlived_victim(&s, n);
 				check(p[v], size[v], "longlived");
 				free(p[v]);
 				live -= size[v];
@@ -612,9 +593,7 @@ static void wl_longlived(void)
 			}
 			/* Allocate back up to the budget, in this phase's size mix. */
 			while (live < budget && n < cap) {
-				uint64_t x = rnd(&s);
-				int b = phase[ph].lo + (int)(x % (uint64_t)(phase[ph].hi - phase[ph].lo));
-				uint32_t sz = (1u << b) + (uint32_t)((x >> 32) % (1u << b));
+				uint32_t sz = longlived_size(&s, ph);
 				p[n] = xmalloc(sz);
 				memset(p[n], (int)k, sz);
 				tag(p[n], sz);

@@ -3,7 +3,8 @@
 #
 #   awk -f scripts/report/peers.awk -v out=report \
 #       report/raw/allocators.txt report/raw/peers.tsv \
-#       report/raw/kmemstat.txt report/raw/peers-failures.txt
+#       report/raw/kmemstat.txt report/raw/peers-failures.txt \
+#       report/raw/rss_floor.txt
 #
 # Writes out/peers_headline.md (headline table and targets),
 # out/peers_details.md (the rest), and for gnuplot out/raw/time_ratio.dat,
@@ -142,7 +143,13 @@ function against(w) {
 		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]))
 }
 
-FNR == 1 { file++ }
+# Which input a line comes from, by its place on the command line: counting
+# files as they start would skip an empty one (no failures, no floor).
+BEGIN {
+	for (i = 1; i < ARGC; i++)
+		argn[ARGV[i]] = i
+}
+FNR == 1 { file = argn[FILENAME] }
 
 file == 1 {		# allocators.txt: "name path..." or "name n/a"
 	if ($2 == "n/a")
@@ -187,6 +194,18 @@ file == 4 {		# peers-failures.txt: round alloc wl why stderr (tab-separated)
 		failmsg[k] = f[4] (f[5] != "" ? ": " f[5] : "")
 	}
 	anyfail = 1
+	next
+}
+
+file == 5 && /^RESULT / {	# rss_floor.txt: bench_rss_floor's RESULT lines
+	w = ""
+	for (i = 2; i <= NF; i++) {
+		split($i, kv, "=")
+		fl[kv[1]] = kv[2]
+	}
+	w = fl["wl"]
+	fpeak[w] = fl["peak_kb"]; ffin[w] = fl["final_kb"]; fmid[w] = fl["mid_kb"]
+	flive[w] = fl["live_kb"]; fops[w] = fl["ops"]
 	next
 }
 
@@ -371,8 +390,15 @@ END {
 		bpa = lowest_peer(mpeak, w); bp = mpeak[w, bpa]
 		bfa = lowest_peer(mfin, w); bf = mfin[w, bfa]
 		ok = mpeak[k] <= bp && mfin[k] <= bf
-		printf "| %s: kmem's peak and final RSS no higher than the best peer's | peak %s MB vs %s MB (%s), final %s MB vs %s MB (%s) | %s |\n",
-		       w, fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_mb(mfin[k]), fmt_mb(bf), bfa,
+		floor = ""
+		if (fpeak[w] != "")
+			floor = sprintf("; ideal size classes: peak %s MB, final %s MB (bench_rss_floor%s)",
+					fmt_mb(fpeak[w]), fmt_mb(ffin[w]),
+					fpeak[w] > bp && ffin[w] > bf ? ": both above the best peer's, see Where kmem loses" :
+					fpeak[w] > bp ? ": the peak above the best peer's, see Where kmem loses" :
+					ffin[w] > bf ? ": the final above the best peer's, see Where kmem loses" : "")
+		printf "| %s: kmem's peak and final RSS no higher than the best peer's | peak %s MB vs %s MB (%s), final %s MB vs %s MB (%s)%s | %s |\n",
+		       w, fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_mb(mfin[k]), fmt_mb(bf), bfa, floor,
 		       ok ? "met" : "**NOT met**" > hl
 	}
 	printf "\n" > hl
@@ -467,7 +493,18 @@ END {
 			       w == "frag" ? fmt_mb(mmid[k]) : "-", fmt_mb(mfin[k]), fmt_mb(live[k]),
 			       mfin[k] / live[k], mpeak[k] / live[k] > dt
 		}
+		if (fpeak[w] != "" && flive[w] > 0)
+			printf "| %s | *ideal size classes* (bench_rss_floor, simulated) | %s | %s | %s | %s | %.2fx | %.2fx |\n",
+			       w, fmt_mb(fpeak[w]), w == "frag" ? fmt_mb(fmid[w]) : "-", fmt_mb(ffin[w]),
+			       fmt_mb(flive[w]), ffin[w] / flive[w], fpeak[w] / flive[w] > dt
 	}
+	if (fpeak["frag"] != "" || fpeak["longlived"] != "")
+		printf "\n*Ideal size classes*: the same operations replayed (no memory allocated) on the " \
+		       "best a size-class allocator could do: a class every 16 bytes, no headers, one-page " \
+		       "slabs up to 2 KiB, each allocation into the fullest slab with room, no thread " \
+		       "caches, and a slab's pages out of RSS the moment it empties; plus the workload's " \
+		       "own arrays and the process's start-up RSS, which every run holds " \
+		       "(`bench_rss_floor`).\n" > dt
 
 	# ---- kmem's SLUB counters ---------------------------------------------------
 	printf "\n#### Which paths kmem took (SLUB counters)\n\n" > dt
@@ -630,7 +667,7 @@ END {
 		bp = mpeak[w, bpa]
 		printf "- **%s, memory**: kmem's peak RSS is %s MB against %s MB (%s), %s. ", w,
 		       fmt_mb(mpeak[k]), fmt_mb(bp), bpa, fmt_x(mpeak[k] / bp) > dt
-		if (w == "frag")
+		if (w == "frag") {
 			printf "%s round frag's 16..512 B requests up by %.2fx on average and its 2..8 KiB " \
 			       "requests by %.2fx (a 4097-byte object takes 5 KiB; kmalloc's buckets alone, " \
 			       "powers of two plus 96 and 192 with malloc.fine_classes=0, would round them " \
@@ -652,9 +689,20 @@ END {
 			       "glibc does best here because it splits and coalesces free chunks of any size, " \
 			       "so the 2..8 KiB objects reuse the holes the small ones left; a segregated-fit " \
 			       "allocator cannot place a 2 KiB object in the free half of a page of 256 B " \
-			       "objects.\n",
+			       "objects.",
 			       classes, rf_small, rf_big, rk_small, rk_big, released[w], reported[w] > dt
-		else
+			if (fpeak[w] != "")
+				printf " Replayed on ideal size classes (bench_rss_floor, in the table above) the " \
+				       "same operations need %s MB at the peak and %s MB at the end, %s %s's peak: " \
+				       "phase 1 packs the objects as tightly as 16-byte classes allow, the 90%% free " \
+				       "leaves %s MB resident (pages that keep a live object, and the workload's arrays), " \
+				       "and the 2..8 KiB objects need " \
+				       "pages of their own on top. No allocator that keeps a page to one size class " \
+				       "and never moves an object gets below that; kmem's peak is %s it.",
+				       fmt_mb(fpeak[w]), fmt_mb(ffin[w]), fmt_x(fpeak[w] / bp), bpa, fmt_mb(fmid[w]),
+				       fmt_x(mpeak[k] / fpeak[w]) > dt
+			printf "\n" > dt
+		} else {
 			printf "%s round longlived's size mixes up by %.2fx (phase 2, 256 B-8 KiB) and " \
 			       "%.2fx (phase 4, 64 B-4 KiB) on average (kmalloc's buckets alone, with " \
 			       "malloc.fine_classes=0: %.2fx and %.2fx), about as the peers' classes do, " \
@@ -671,8 +719,19 @@ END {
 			       "while the new classes need new slabs; an allocator that gives memory " \
 			       "back by whole pages keeps about 180 MB there (a page of k objects is free " \
 			       "once all k are), whatever it prefers, and glibc's heap reuses the holes " \
-			       "for the new sizes instead (docs/benchmarks.md, session 11).\n", classes,
+			       "for the new sizes instead (docs/benchmarks.md, session 11).", classes,
 			       rf_ll1, rf_ll3, rk_ll1, rk_ll3, released[w], restored[w], reported[w] > dt
+			if (fpeak[w] != "")
+				printf " Ideal size classes (bench_rss_floor) peak at %s MB here, %s %s's, and " \
+				       "end at %s MB, where kmem ends at %s MB: at the end kmem keeps more slabs " \
+				       "than the ideal, because a sheaf hands its freed objects out again whatever " \
+				       "slab they live in, which spreads a shrinking class's live objects over all " \
+				       "its slabs, and because free pages go back to the OS only as 2 MiB blocks " \
+				       "(docs/benchmarks.md, session 16: freeing sparse slabs' objects past the " \
+				       "sheaves cut slab memory by a quarter here, but cost frag 1.17x the time).",
+				       fmt_mb(fpeak[w]), fmt_x(fpeak[w] / bp), bpa, fmt_mb(ffin[w]), fmt_mb(mfin[k]) > dt
+			printf "\n" > dt
+		}
 	}
 	printf "\n" > dt
 

@@ -49,9 +49,9 @@ excerpt() {
 # ---- peers: tables (awk) and plots (gnuplot) -------------------------------
 peers_ok=
 if [ -s "$raw/peers.tsv" ] && [ "$(wc -l <"$raw/peers.tsv")" -gt 1 ]; then
-	touch "$raw/kmemstat.txt" "$raw/peers-failures.txt"
+	touch "$raw/kmemstat.txt" "$raw/peers-failures.txt" "$raw/rss_floor.txt"
 	awk -f "$here/peers.awk" -v out="$out" "$raw/allocators.txt" "$raw/peers.tsv" \
-		"$raw/kmemstat.txt" "$raw/peers-failures.txt" && peers_ok=1
+		"$raw/kmemstat.txt" "$raw/peers-failures.txt" "$raw/rss_floor.txt" && peers_ok=1
 fi
 
 plots=()

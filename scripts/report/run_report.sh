@@ -232,6 +232,15 @@ else
 		done
 	done
 	echo "peers seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
+	# What ideal size classes would need on the same operations (a simulation, under a second).
+	if [[ " ${workloads[*]} " == *" frag "* || " ${workloads[*]} " == *" longlived "* ]]; then
+		if [ -x "$bin/bench_rss_floor" ]; then
+			"$bin/bench_rss_floor" all -x "$scale" >"$raw/rss_floor.txt" 2>"$raw/rss_floor.err" ||
+				echo "bench_rss_floor failed (exit $?)" >>"$notes"
+		else
+			echo "bench_rss_floor missing" >>"$notes"
+		fi
+	fi
 fi
 
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw/machine.txt"
