@@ -23,6 +23,17 @@ static inline uint64_t rnd(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
+/*
+ * A digest of what a run drew (FNV-1a over 64-bit words): both programs
+ * print one per workload as "STREAM wl=W digest=D", and the test compares.
+ */
+#define STREAM_DIGEST_INIT	0xcbf29ce484222325ull
+
+static inline uint64_t stream_digest(uint64_t h, uint64_t x)
+{
+	return (h ^ x) * 0x100000001b3ull;
+}
+
 /* frag: FRAG_OBJECTS small objects, 90% freed in random order, then big ones. */
 #define FRAG_SEED	42
 #define FRAG_OBJECTS	1000000

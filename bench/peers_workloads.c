@@ -47,6 +47,8 @@
  * getrusage()'s ru_maxrss, final_kb the resident size (/proc/self/statm) at
  * the end of the workload, live_kb the bytes the workload holds then
  * (requested sizes), mid_kb for frag: the resident size after the 90% free.
+ * frag and longlived then print "STREAM wl=W digest=D", a digest of the
+ * sizes and frees they drew (bench_rss_floor prints the same).
  * Under libkmem-malloc.so each RESULT is followed by
  *   KMEMSTAT wl=hot16 alloc_fastpath=0 ... barn_put=0 pgalloc_normal=17 pgreported=0
  *            slab_pages_released=0 slab_pages_restored=0 slab_sheaf_reaped=0
@@ -95,7 +97,6 @@ static uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-
 
 /* Bookkeeping outside the allocator under test: the same cost for all. */
 static void *map(size_t bytes)
@@ -554,6 +555,13 @@ static void wl_frag(void)
 	uint64_t t1 = now_ns();
 	live += big;
 	result("frag", calls / 2, t1 - t0, rss_kb(), live / 1024, mid);
+	/* The sizes, the order of the frees, the big sizes (tests/test_rss_floor.sh). */
+	uint64_t d = STREAM_DIGEST_INIT;
+	for (long i = 0; i < n; i++)
+		d = stream_digest(stream_digest(d, size[i]), perm[i]);
+	for (long i = 0; i < nbig; i++)
+		d = stream_digest(d, qsize[i]);
+	printf("STREAM wl=frag digest=%016llx\n", (unsigned long long)d);
 
 	for (long i = 0; i < n; i++)
 		if (p[i]) {
@@ -605,6 +613,11 @@ static void wl_longlived(void)
 	}
 	uint64_t t1 = now_ns();
 	result("longlived", calls / 2, t1 - t0, rss_kb(), live / 1024, 0);
+	/* The survivors' sizes in their final order: every size and victim drawn shows in it. */
+	uint64_t d = STREAM_DIGEST_INIT;
+	for (long i = 0; i < n; i++)
+		d = stream_digest(d, size[i]);
+	printf("STREAM wl=longlived digest=%016llx\n", (unsigned long long)d);
 	for (long i = 0; i < n; i++) {
 		check(p[i], size[i], "longlived");
 		free(p[i]);

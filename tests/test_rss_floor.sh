@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench_rss_floor (the report's "ideal size classes" rows) must replay the
 # very operations of bench_peers_workloads' frag and longlived: the two
-# print the same op count and the same live bytes at the end, here on
-# glibc at a small scale.  Its model must pass its self-test (a case worked
+# print the same op count, the same live bytes at the end and the same
+# digest of the sizes and frees drawn, here on glibc at a small scale.  Its model must pass its self-test (a case worked
 # out by hand), and its figures must be possible ones: no fewer pages than
 # the live bytes, a peak no lower than the end.
 #
@@ -22,8 +22,16 @@ if ! "$BIN/bench_rss_floor" --selftest; then
 fi
 
 for wl in frag longlived; do
-	floor=$("$BIN/bench_rss_floor" "$wl" -x "$SCALE" | grep '^RESULT ')
-	real=$("$BIN/bench_peers_workloads" "$wl" -x "$SCALE" | grep '^RESULT ')
+	floor_out=$("$BIN/bench_rss_floor" "$wl" -x "$SCALE")
+	real_out=$("$BIN/bench_peers_workloads" "$wl" -x "$SCALE")
+	floor=$(grep '^RESULT ' <<<"$floor_out")
+	real=$(grep '^RESULT ' <<<"$real_out")
+	a=$(sed -n 's/^STREAM wl=[a-z]* digest=//p' <<<"$floor_out")
+	b=$(sed -n 's/^STREAM wl=[a-z]* digest=//p' <<<"$real_out")
+	if [ -z "$a" ] || [ "$a" != "$b" ]; then
+		echo "FAIL $wl: stream digest '$a' in bench_rss_floor, '$b' in bench_peers_workloads: not the same operations"
+		fail=1
+	fi
 	if [ -z "$floor" ] || [ -z "$real" ]; then
 		echo "FAIL $wl: no RESULT line (floor: '$floor', workload: '$real')"
 		fail=1

@@ -519,7 +519,7 @@ fi
 	echo "## Files"
 	echo
 	echo "- \`raw/machine.txt\` — machine, versions, load, rounds; \`raw/timings.txt\` — seconds per step"
-	echo "- \`raw/peers.tsv\` — every peers run (one line per result); \`raw/kmemstat.txt\` — kmem's SLUB counters per run"
+	echo "- \`raw/peers.tsv\` — every peers run (one line per result); \`raw/kmemstat.txt\` — kmem's SLUB counters per run; \`raw/rss_floor.txt\` — bench_rss_floor's model of ideal size classes"
 	echo "- \`raw/peers-failures.txt\` — runs that crashed, timed out or saw a wrong object (with their output kept as raw/peers-WL-ALLOC-ROUND.*)"
 	echo "- \`raw/<benchmark>.txt\`, \`.err\` — the seed benchmarks' and kmem-run's full output; \`raw/page_frag.dat\` — seed 004's time series"
 	echo "- \`raw/time_ratio.dat\`, \`raw/rss.dat\` — the data of the plots"

@@ -11,6 +11,8 @@
 #      jemalloc, mimalloc and tcmalloc (LD_PRELOAD; a peer that is not
 #      installed is n/a), interleaved: for each round, for each workload,
 #      for each allocator (starting at a different one each round), one run;
+#      then bench_rss_floor: frag and longlived replayed on a model of ideal
+#      size classes (raw/rss_floor.txt);
 #   4. scripts/report/render.sh: report/README.md and the PNG plots.
 #
 # Raw output goes to report/raw/.  Takes about 7 minutes on 2 cores.
@@ -233,14 +235,16 @@ else
 	done
 	echo "peers seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
 	# What ideal size classes would need on the same operations (a simulation, under a second).
-	if [[ " ${workloads[*]} " == *" frag "* || " ${workloads[*]} " == *" longlived "* ]]; then
-		if [ -x "$bin/bench_rss_floor" ]; then
-			"$bin/bench_rss_floor" all -x "$scale" >"$raw/rss_floor.txt" 2>"$raw/rss_floor.err" ||
-				echo "bench_rss_floor failed (exit $?)" >>"$notes"
-		else
+	: >"$raw/rss_floor.txt"
+	for wl in "${workloads[@]}"; do
+		[ "$wl" = frag ] || [ "$wl" = longlived ] || continue
+		if [ ! -x "$bin/bench_rss_floor" ]; then
 			echo "bench_rss_floor missing" >>"$notes"
+			break
 		fi
-	fi
+		timeout 60 "$bin/bench_rss_floor" "$wl" -x "$scale" >>"$raw/rss_floor.txt" 2>>"$raw/rss_floor.err" ||
+			echo "bench_rss_floor $wl failed (exit $?)" >>"$notes"
+	done
 fi
 
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw/machine.txt"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SLUB-private: helpers of slub.c that slub_bulk.c (the bulk paths),
- * slub_thread.c (the per-thread slots), slub_debug.c and slub_info.c
+ * SLUB-private: helpers of slub.c and slub_cache.c that slub_bulk.c (the
+ * bulk paths), slub_thread.c (the per-thread slots), slub_debug.c and slub_info.c
  * (statistics, introspection) use too, and what slub_thread.c gives them.  Not part of the slab core's interface; what slub_sheaf.c shares with
  * them (the sheaf refill and flush, __slub_alloc_from_slabs and
  * __slub_free_to_slabs) is declared in slub.h.
@@ -70,11 +70,11 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s);
 bool claim_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c);
 bool finish_retire(struct kmem_cache *s, struct kmem_cache_cpu *c);
 
-/* ---- slub.c, for slub_thread.c ---- */
+/* ---- slub.c and slub_cache.c, for slub_thread.c ---- */
 
 /* Give a slot's sheaves, cpu slab and partial slabs back (kernel flush_slab + put_partials). */
 void flush_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c);
-/* The cache's last reference is gone: its barn, empty slabs and index go (after its reapers). */
+/* slub_cache.c: the cache's last reference is gone: its barn, empty slabs and index go (after its reapers). */
 void slub_cache_release(struct kmem_cache *s);
 /*
  * This thread's slot for @s if it has one in use, else NULL.  Inline, as it

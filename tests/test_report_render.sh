@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# make run's report renders with Debian's default awk (mawk) as well as
+# with gawk: scripts/report/render.sh on a small set of made-up raw data
+# must write the peers' headline table, the targets (with the ideal size
+# classes' figures), the RSS table's model rows and no failure line.  A
+# gawk-only construct in peers.awk made mawk refuse the whole script, and
+# the report lost its peers section without a word.
+#
+# Environment (set by ctest): KMEM_SOURCE_DIR.
+set -u
+SRC=${KMEM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# One round: every workload under every allocator; kmem a little slower.
+raw=$tmp/fixture/raw
+mkdir -p "$raw"
+printf '%s\n' "kmem build/lib/libkmem-malloc.so" "glibc (libc malloc, nothing preloaded)" \
+	"jemalloc x" "mimalloc x" "tcmalloc x" >"$raw/allocators.txt"
+{
+	printf 'round\talloc\twl\tops\tns_op\tcpu_ns_op\tsecs\tpeak_kb\tfinal_kb\tlive_kb\tmid_kb\terrors\trc\n'
+	for wl in hot16 hot64 hot256 hot1024 larson prodcons frag longlived bulk; do
+		for a in kmem glibc jemalloc mimalloc tcmalloc; do
+			ns=10; peak=2000; fin=2000; live=0; mid=0
+			[ "$a" = kmem ] && ns=11
+			case $wl in
+			frag) peak=400000; fin=400000; live=141844; mid=300000
+			      [ "$a" = glibc ] && { peak=290000; fin=290000; mid=290000; } ;;
+			longlived) peak=230000; fin=230000; live=102400
+			      [ "$a" = glibc ] && { peak=172000; fin=172000; } ;;
+			esac
+			printf '1\t%s\t%s\t1000\t%s\t%s\t0.1\t%s\t%s\t%s\t%s\t0\t0\n' \
+				"$a" "$wl" "$ns" "$ns" "$peak" "$fin" "$live" "$mid"
+		done
+	done
+} >"$raw/peers.tsv"
+echo "round=1 wl=frag alloc_cpu_sheaf=900 free_cpu_sheaf=900 sheaf_flush=100 sheaf_refill=100" >"$raw/kmemstat.txt"
+: >"$raw/peers-failures.txt"
+cat >"$raw/rss_floor.txt" <<'EOF'
+RESULT wl=frag alloc=size-class-floor ops=961634 peak_kb=335188 final_kb=335188 live_kb=141844 mid_kb=211672 slab_peak_kb=317768 slab_final_kb=317768 arrays_kb=15908 base_kb=1512
+RESULT wl=longlived alloc=size-class-floor ops=4055271 peak_kb=189004 final_kb=143352 live_kb=102400 mid_kb=0 slab_peak_kb=180052 slab_final_kb=134400 arrays_kb=7440 base_kb=1512
+EOF
+
+awks=()
+for a in mawk gawk; do
+	command -v "$a" >/dev/null && awks+=("$a")
+done
+if [ ${#awks[@]} -eq 0 ]; then
+	echo "skipped: neither mawk nor gawk installed"
+	exit 77
+fi
+for a in "${awks[@]}"; do
+	mkdir -p "$tmp/bin-$a"
+	ln -sf "$(command -v "$a")" "$tmp/bin-$a/awk"
+	out=$tmp/out-$a
+	rm -rf "$out"
+	cp -r "$tmp/fixture" "$out"
+	if ! PATH="$tmp/bin-$a:$PATH" bash "$SRC/scripts/report/render.sh" "$out" >"$tmp/render-$a.log" 2>&1; then
+		echo "FAIL $a: render.sh failed:"
+		tail -n 5 "$tmp/render-$a.log"
+		fail=1
+		continue
+	fi
+	md=$out/README.md
+	for want in "| workload | kmem | glibc | jemalloc | mimalloc | tcmalloc | kmem / best peer |" \
+		    "| frag: kmem's peak and final RSS no higher than the best peer's |" \
+		    "ideal size classes: peak 327.3 MB, final 327.3 MB" \
+		    "| longlived | *ideal size classes* (bench_rss_floor, simulated) | 184.6 | - | 140.0 |" \
+		    "Every object checked out"; do
+		if ! grep -qF -- "$want" "$md"; then
+			echo "FAIL $a: the report lacks: $want"
+			fail=1
+		fi
+	done
+	if grep -q "Failures:" "$md"; then
+		echo "FAIL $a: a failures line, with no failure in the data"
+		fail=1
+	fi
+	[ $fail = 0 ] && echo "$a: ok"
+done
+exit $fail
