@@ -659,17 +659,17 @@ static bool class_slabinfo_cost(const char *buf, size_t size, unsigned long *pag
 KTEST(size_classes)
 {
 	/*
-	 * Every 16 B up to 128, four classes per doubling to 1 KiB, eight
-	 * from there, less those whose objects cost no less slab than a
-	 * larger class's (size_class.c): the usable size is the class.
+	 * Every 16 B up to 128, eight classes per doubling from there, less
+	 * those whose objects cost no less slab than a larger class's
+	 * (size_class.c): the usable size is the class.
 	 * Classes that are kmalloc buckets come from kmalloc-<n>; the others
 	 * from malloc-<n>, listed in /proc/slabinfo.  With slab_debug= the
 	 * slots grow and other classes may win: the table is for the
 	 * defaults, the rule is checked in both.
 	 */
 	static const size_t cases[][2] = {
-		{ 1, 16 }, { 17, 32 }, { 33, 48 }, { 100, 112 }, { 129, 160 }, { 200, 224 },
-		{ 300, 320 }, { 500, 512 }, { 513, 640 }, { 1000, 1024 }, { 1100, 1152 },
+		{ 1, 16 }, { 17, 32 }, { 33, 48 }, { 100, 112 }, { 129, 144 }, { 200, 208 },
+		{ 257, 288 }, { 300, 320 }, { 500, 512 }, { 513, 576 }, { 1000, 1024 }, { 1100, 1152 },
 		{ 1537, 1664 }, { 2100, 2304 }, { 3300, 3584 }, { 4376, 4608 }, { 5000, 5120 },
 		{ 5500, 6144 }, { 7000, 8192 }, { 8192, 8192 },
 		/* Past kmalloc's caches: a class while it costs less slab than a buddy block. */
@@ -701,12 +701,12 @@ KTEST(size_classes)
 	KT_EXPECT((strstr(buf, "\nmalloc-512 ") == NULL) == !debug);
 
 	/*
-	 * The rule, for every size from 1 KiB in 16-byte steps: no class of
+	 * The rule, for every size in 16-byte steps: no class of
 	 * the size or larger costs less slab per object than the one malloc
 	 * uses, and none as little is larger.  Past 8 KiB, a size without a
 	 * class is a buddy block, and no class may cost less than that.
 	 */
-	for (size_t n = 1024; n <= 16384; n += 16) {
+	for (size_t n = 16; n <= 16384; n += 16) {
 		void *p = k_malloc(n);
 		KT_ASSERT(p != NULL);
 		size_t u = k_usable(p);

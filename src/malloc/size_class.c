@@ -11,28 +11,31 @@ uint16_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 
 static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
-	   "malloc size classes four per doubling, eight from 1 KiB (0: kmalloc's power-of-two buckets only)");
+	   "malloc size classes every 16 B to 128, then eight per doubling (0: kmalloc's power-of-two buckets only)");
 
-#define NR_OWN_CLASSES	56	/* every candidate to 16 KiB (52), when none is a kmalloc bucket (slab_debug=Z) */
+#define NR_OWN_CLASSES	72	/* every candidate to 16 KiB (64), when none is a kmalloc bucket (slab_debug=Z) */
 static struct kmem_cache *own_caches[NR_OWN_CLASSES];
 static int nr_own;
 static kmem_lock_t classes_lock = KMEM_LOCK_INIT;
 static atomic_int classes_state;	/* 0 none, 1 being set up, 2 done, -1 failed */
 
 /*
- * The class @size falls in: the next multiple of 16 up to 128, then of a
- * quarter of the power of two below, and from 1 KiB of an eighth.  Big
- * blocks are often a power of two plus a header (sqlite3's page cache
- * holds 4096-byte pages in 4376-byte blocks): a quarter would round them
- * up to 5120, 17% more, where an eighth gives 4608 (5%).  These are the
+ * The class @size falls in: the next multiple of 16 up to 128, then of an
+ * eighth of the power of two below (144, 160, ... 256, 288, ... 512, 576,
+ * ...), so a block wastes at most 12.5% and 6% on average.  Big blocks
+ * are often a power of two plus a header (sqlite3's page cache holds
+ * 4096-byte pages in 4376-byte blocks): a quarter would round them up to
+ * 5120, 17% more, where an eighth gives 4608 (5%).  Below 1 KiB jemalloc
+ * and mimalloc space theirs by quarters; eighths there took frag's
+ * resident size after its 90% free from 307 to 297 MB and longlived's
+ * from 232 to 229 (docs/benchmarks.md, session 17).  These are the
  * candidates; best_class() picks among them.
  */
 static unsigned int class_of(unsigned int size)
 {
 	if (size <= 128)
 		return (size + 15) & ~15u;
-	unsigned int pow = 1u << (31 - __builtin_clz(size - 1));
-	unsigned int step = pow >= 1024 ? pow >> 3 : pow >> 2;
+	unsigned int step = 1u << (31 - __builtin_clz(size - 1)) >> 3;
 	return (size + step - 1) & ~(step - 1);
 }
 
@@ -90,7 +93,7 @@ static bool class_cost(unsigned int cls, unsigned long *bytes, unsigned long *ob
  * from its own up, the one that costs least, the largest of equals (it
  * gives more room for the same memory, and fewer caches hold partial slabs).
  */
-#define NR_CANDIDATES	64
+#define NR_CANDIDATES	72
 static unsigned int candidate[NR_CANDIDATES];
 static unsigned long cand_bytes[NR_CANDIDATES], cand_objs[NR_CANDIDATES];
 static int nr_candidates;

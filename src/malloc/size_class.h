@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * malloc's size classes up to KMALLOC_MAX_CACHE_SIZE and a little beyond (see
- * MALLOC_MAX_CLASS_SIZE): every 16 B up to 128,
- * then four per doubling (jemalloc's spacing), eight from 1 KiB, less those
- * no cheaper in slab than a larger one (size_class.c).  kmalloc's own
+ * MALLOC_MAX_CLASS_SIZE): every 16 B up to 128, then eight per doubling,
+ * less those no cheaper in slab than a larger one (size_class.c).  kmalloc's own
  * buckets are powers of two (plus 96 and 192), which rounds a 300-byte
  * request up to 512: fine for the kernel's callers, who size their
  * structures to fit, but 1.3x the memory for a program whose sizes are
