@@ -672,8 +672,12 @@ KTEST(size_classes)
 		{ 257, 288 }, { 300, 320 }, { 500, 512 }, { 513, 576 }, { 1000, 1024 }, { 1100, 1152 },
 		{ 1537, 1664 }, { 2100, 2304 }, { 3300, 3584 }, { 4376, 4608 }, { 5000, 5120 },
 		{ 5500, 6144 }, { 7000, 8192 }, { 8192, 8192 },
-		/* Past kmalloc's caches: a class while it costs less slab than a buddy block. */
-		{ 8193, 10240 }, { 10240, 10240 }, { 10241, 16384 }, { 16384, 16384 }, { 16385, 32768 },
+		/*
+		 * Past kmalloc's caches: a class while it costs less slab than a
+		 * buddy block (their slabs up to 128 KiB).
+		 */
+		{ 8193, 9216 }, { 8480, 9216 }, { 10240, 10240 }, { 10241, 11264 }, { 13000, 14336 },
+		{ 14337, 16384 }, { 16384, 16384 }, { 16385, 32768 },
 	};
 	static char buf[256 * 1024];
 	char rz[8] = "";
@@ -696,6 +700,8 @@ KTEST(size_classes)
 		KT_EXPECT(strstr(buf, "\nmalloc-4608 ") != NULL);
 		/* 4 objects a 32 KiB slab, as 8192's: no class of its own. */
 		KT_EXPECT(strstr(buf, "\nmalloc-7168 ") == NULL);
+		/* 8 in a 128 KiB slab, 16384 bytes each: no less than a buddy block. */
+		KT_EXPECT(strstr(buf, "\nmalloc-15360 ") == NULL);
 	}
 	/* That one is kmalloc-512, unless slab_debug= red-zoned it (its slots grow to 1536 B). */
 	KT_EXPECT((strstr(buf, "\nmalloc-512 ") == NULL) == !debug);

@@ -15,8 +15,13 @@
  *    mangled (ptr ^ random ^ swab(address)) and it reads back right; by
  *    default it is stored as is;
  *  - slab_nomerge, then slab_merge (the last one wins): two identical
- *    caches are two caches, or one with an alias.
+ *    caches are two caches, or one with an alias;
+ *  - kmem_cache_create_order() (malloc's classes past 8 KiB): a 9216-byte
+ *    cache gets order 5 and 14 objects where slub_max_order gives order 3
+ *    and 3; a cap below slub_max_order changes nothing, one past
+ *    MAX_PAGE_ORDER is refused; kmem_cache_slab_fit() agrees.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +178,42 @@ KTEST(slab_nomerge_and_slab_merge)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(merging, "mem=64M slab_nomerge"));
 	KT_ASSERT_CHILD_OK(kt_fork(merging, "mem=64M slab_nomerge slab_merge"));
+}
+
+static void order_cap(void *arg)
+{
+	unsigned int bytes, objs;
+
+	KT_ASSERT_EQ(kmem_init(arg), 0);
+	struct kmem_cache *dflt = kmem_cache_create("kt_cap_default", 9216, 16, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *big = kmem_cache_create_order("kt_cap_5", 9216, 16, 0, 5);
+	struct kmem_cache *low = kmem_cache_create_order("kt_cap_1", 9216, 16, 0, 1);
+	KT_ASSERT(dflt && big && low);
+	KT_EXPECT(attr("kt_cap_default", "order") == 3);
+	KT_EXPECT(attr("kt_cap_default", "objs_per_slab") == 3);
+	KT_EXPECT(attr("kt_cap_5", "order") == 5);
+	KT_EXPECT(attr("kt_cap_5", "objs_per_slab") == 14);
+	KT_EXPECT(attr("kt_cap_1", "order") == 3);
+	KT_EXPECT(kmem_cache_slab_fit("kt_cap_fit", 9216, 16, 0, 5, &bytes, &objs) == 0);
+	KT_EXPECT(bytes == 128 * 1024 && objs == 14);
+	KT_EXPECT(kmem_cache_slab_fit("kt_cap_fit", 9216, 16, 0, 0, &bytes, &objs) == 0);
+	KT_EXPECT(bytes == 32 * 1024 && objs == 3);
+	/* Never merged, even with a twin: the twin's slabs would be the wrong size. */
+	struct kmem_cache *twin = kmem_cache_create_order("kt_cap_5b", 9216, 16, 0, 5);
+	KT_EXPECT(twin && twin != big);
+	/* Live slabs have the order. */
+	void *x = kmem_cache_alloc(big, GFP_KERNEL);
+	KT_ASSERT(x);
+	KT_EXPECT(compound_order(slab_page(virt_to_slab(x))) == 5);
+	kmem_cache_free(big, x);
+	KT_EXPECT(kmem_cache_create_order("kt_cap_bad", 9216, 16, 0, MAX_PAGE_ORDER + 1) == NULL);
+	KT_EXPECT(kmem_cache_slab_fit("kt_cap_bad", 9216, 16, 0, MAX_PAGE_ORDER + 1, &bytes, &objs) ==
+		  -EINVAL);
+}
+
+KTEST(order_cap_of_kmem_cache_create_order)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(order_cap, "mem=64M nr_cpus=2"));
 }
 
 KTEST_MAIN((void)0)

@@ -119,6 +119,7 @@ struct kmem_cache {
 	unsigned char sheaf_max_shift;		/* a thread's sheaves grow up to sheaf_capacity << it */
 	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
 	bool release_on_free;			/* frees release too (slub_release_pages=2) */
+	unsigned char order_cap;		/* its creator's largest slab order, if above slub_max_order */
 	unsigned char remote_ratio_inv;		/* 100 - remote_node_defrag_ratio (stored only) */
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
@@ -170,12 +171,20 @@ static inline bool offset_is_multiple(uint64_t n, uint64_t magic)
 /* slab_common.c */
 int kmem_cache_init(void);
 /*
- * The slab a cache kmem_cache_create() would make of these arguments now
- * (slab_debug= included): its bytes and objects, for a caller choosing
+ * kmem_cache_create() for kmem's own callers (malloc's classes), whose
+ * slabs may be of up to @max_order pages where slub_max_order is lower: a
+ * cache the kernel would not make, since its high-order pages are scarce
+ * (PAGE_ALLOC_COSTLY_ORDER); kmem's come in 64 MiB blocks.  Never merged.
+ */
+struct kmem_cache *kmem_cache_create_order(const char *name, unsigned int size, unsigned int align,
+					   slab_flags_t flags, unsigned int max_order);
+/*
+ * The slab a cache kmem_cache_create_order() would make of these arguments
+ * now (slab_debug= included): its bytes and objects, for a caller choosing
  * sizes (malloc's classes).  0, or -EINVAL where create would fail.
  */
 int kmem_cache_slab_fit(const char *name, unsigned int size, unsigned int align, slab_flags_t flags,
-			unsigned int *slab_bytes, unsigned int *objects);
+			unsigned int max_order, unsigned int *slab_bytes, unsigned int *objects);
 struct kmem_cache *kmalloc_cache(unsigned int index);
 void slab_report_bad_free(const char *func, const void *x, const char *why);
 

@@ -157,7 +157,7 @@ static bool sysfs_name_taken(const char *name)
 static const char *create_error(int err)
 {
 	switch (err) {
-	case -EINVAL: return "bad name, size, alignment or flags";
+	case -EINVAL: return "bad name, size, alignment, flags or order";
 	case -EEXIST: return "its /sys/kernel/slab name is taken";
 	case -ENOSPC: return "too many caches";
 	default: return "out of memory";
@@ -190,22 +190,42 @@ static int check_create_args(const char *name, unsigned int size, unsigned int a
 	return 0;
 }
 
-int kmem_cache_slab_fit(const char *name, unsigned int size, unsigned int align, slab_flags_t flags,
-			unsigned int *slab_bytes, unsigned int *objects)
+static int check_order_cap(unsigned int max_order)
 {
-	int err = check_create_args(name, size, align, flags);
+	return max_order > MAX_PAGE_ORDER ? -EINVAL : 0;
+}
+
+int kmem_cache_slab_fit(const char *name, unsigned int size, unsigned int align, slab_flags_t flags,
+			unsigned int max_order, unsigned int *slab_bytes, unsigned int *objects)
+{
+	int err = check_create_args(name, size, align, flags) ?: check_order_cap(max_order);
 
 	if (err)
 		return err;
-	return slub_probe_slab(size, align, kmem_cache_flags(flags, name), slab_bytes, objects);
+	return slub_probe_slab(size, align, kmem_cache_flags(flags, name), max_order, slab_bytes, objects);
 }
+
+static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
+				       slab_flags_t flags, void (*ctor)(void *), unsigned int order_cap);
 
 KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
 					      unsigned int align, slab_flags_t flags,
 					      void (*ctor)(void *))
 {
+	return create_cache(name, size, align, flags, ctor, 0);
+}
+
+struct kmem_cache *kmem_cache_create_order(const char *name, unsigned int size, unsigned int align,
+					   slab_flags_t flags, unsigned int max_order)
+{
+	return create_cache(name, size, align, flags | SLAB_NO_MERGE, NULL, max_order);
+}
+
+static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
+				       slab_flags_t flags, void (*ctor)(void *), unsigned int order_cap)
+{
 	struct kmem_cache *s = NULL;
-	int err = check_create_args(name, size, align, flags);
+	int err = check_create_args(name, size, align, flags) ?: check_order_cap(order_cap);
 
 	if (!err && kmem_boot())
 		err = -ENOMEM;
@@ -250,6 +270,7 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 	s->flags = flags & ~SLAB_PANIC;
 	s->ctor = ctor;
 	s->refcount = 1;
+	s->order_cap = (unsigned char)order_cap;
 	err = slub_cache_create(s);
 	if (err) {
 		metapool_free(&cache_pool, s);

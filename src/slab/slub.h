@@ -390,7 +390,7 @@ int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
 void slub_free_bulk(struct kmem_cache *s, size_t size, void **p);
 int slub_cache_create(struct kmem_cache *s);
 /* The preferred slab of a cache slub_cache_create() would make now (no ctor). */
-int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags,
+int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags, unsigned int order_cap,
 		    unsigned int *slab_bytes, unsigned int *objects);
 void slub_cache_destroy(struct kmem_cache *s);
 int slub_shrink(struct kmem_cache *s);

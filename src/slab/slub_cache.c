@@ -67,12 +67,13 @@ kmem_param("slab_freelist_hardened", slab_freelist_hardened, bool,
 
 /* ---- caches -------------------------------------------------------- */
 
-static struct slab_order_params order_params(void)
+/* slub_max_order, or @order_cap where a cache's creator allows more (kmem_cache_create_order()). */
+static struct slab_order_params order_params(unsigned int order_cap)
 {
 	struct slab_order_params p = SLAB_ORDER_PARAMS_DEFAULT(kmem_nr_cpus());
 
 	p.min_order = slub_min_order;
-	p.max_order = slub_max_order;
+	p.max_order = order_cap > slub_max_order ? order_cap : slub_max_order;
 	/* As in the kernel: a min above max raises max. */
 	if (p.min_order > p.max_order)
 		p.max_order = p.min_order;
@@ -87,10 +88,10 @@ __attribute__((noinline)) void *slub_zero_object(struct kmem_cache *s, void *obj
 	return memset(object, 0, s->object_size);
 }
 
-int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags,
+int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags, unsigned int order_cap,
 		    unsigned int *slab_bytes, unsigned int *objects)
 {
-	struct slab_order_params p = order_params();
+	struct slab_order_params p = order_params(order_cap);
 	struct slub_layout l;
 	int rc = slub_calculate_layout(size, align, flags, false, &p, &l);
 
@@ -103,7 +104,7 @@ int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags,
 
 int slub_cache_create(struct kmem_cache *s)
 {
-	struct slab_order_params p = order_params();
+	struct slab_order_params p = order_params(s->order_cap);
 	struct slub_layout l;
 	int rc = slub_calculate_layout(s->object_size, s->align, s->flags, s->ctor != NULL, &p, &l);
 
