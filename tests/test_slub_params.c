@@ -18,8 +18,9 @@
  *    caches are two caches, or one with an alias;
  *  - kmem_cache_create_order() (malloc's classes past 8 KiB): a 9216-byte
  *    cache gets order 5 and 14 objects where slub_max_order gives order 3
- *    and 3; a cap below slub_max_order changes nothing, one past
- *    MAX_PAGE_ORDER is refused; kmem_cache_slab_fit() agrees.
+ *    and 3 (but its first slab is of its minimum order); a cap below
+ *    slub_max_order changes nothing, one past MAX_PAGE_ORDER is refused;
+ *    kmem_cache_slab_fit() agrees.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -201,11 +202,23 @@ static void order_cap(void *arg)
 	/* Never merged, even with a twin: the twin's slabs would be the wrong size. */
 	struct kmem_cache *twin = kmem_cache_create_order("kt_cap_5b", 9216, 16, 0, 5);
 	KT_EXPECT(twin && twin != big);
-	/* Live slabs have the order. */
-	void *x = kmem_cache_alloc(big, GFP_KERNEL);
-	KT_ASSERT(x);
-	KT_EXPECT(compound_order(slab_page(virt_to_slab(x))) == 5);
-	kmem_cache_free(big, x);
+	/*
+	 * Live slabs have the order, but the first: one block's worth of pages
+	 * (order 2, one object), so that a program with one such block does
+	 * not pay 128 KiB.
+	 */
+	void *x[16];
+	unsigned int small = 0, large = 0;
+	for (int i = 0; i < 16; i++) {
+		x[i] = kmem_cache_alloc(big, GFP_KERNEL);
+		KT_ASSERT(x[i]);
+		unsigned int order = compound_order(slab_page(virt_to_slab(x[i])));
+		small += order == 2;
+		large += order == 5;
+	}
+	KT_EXPECT(small == 1 && large == 15);
+	for (int i = 0; i < 16; i++)
+		kmem_cache_free(big, x[i]);
 	KT_EXPECT(kmem_cache_create_order("kt_cap_bad", 9216, 16, 0, MAX_PAGE_ORDER + 1) == NULL);
 	KT_EXPECT(kmem_cache_slab_fit("kt_cap_bad", 9216, 16, 0, MAX_PAGE_ORDER + 1, &bytes, &objs) ==
 		  -EINVAL);

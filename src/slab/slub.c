@@ -46,6 +46,15 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	struct page *page = NULL;
 
 	/*
+	 * A cache with slabs past slub_max_order (kmem_cache_create_order():
+	 * malloc's 9-14 KiB classes in 128 KiB slabs) takes its first slab at
+	 * its minimum order: a program with one such block pays a block's
+	 * pages, not 32 of them (a new slab is touched through, its freelist).
+	 */
+	if (unlikely(s->order_cap) && !atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed))
+		oo = s->min;
+
+	/*
 	 * A higher order is nice to have: try it quietly (never __GFP_NOFAIL)
 	 * and, as the kernel does for a caller that may reclaim, without
 	 * reclaim.  Without direct reclaim and with __GFP_NORETRY, kmem's page
