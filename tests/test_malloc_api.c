@@ -676,8 +676,8 @@ KTEST(size_classes)
 		 * Past kmalloc's caches: a class while it costs less slab than a
 		 * buddy block (their slabs up to 128 KiB).
 		 */
-		{ 8193, 9216 }, { 8480, 9216 }, { 10240, 10240 }, { 10241, 11264 }, { 13000, 14336 },
-		{ 14337, 16384 }, { 16384, 16384 }, { 16385, 32768 },
+		{ 8193, 9216 }, { 8480, 9216 }, { 10240, 10240 }, { 10241, 11264 }, { 12000, 16384 },
+		{ 12289, 14336 }, { 14337, 16384 }, { 16384, 16384 }, { 16385, 32768 },
 	};
 	static char buf[256 * 1024];
 	char rz[8] = "";
@@ -710,7 +710,8 @@ KTEST(size_classes)
 	 * The rule, for every size in 16-byte steps: no class of
 	 * the size or larger costs less slab per object than the one malloc
 	 * uses, and none as little is larger.  Past 8 KiB, a size without a
-	 * class is a buddy block, and no class may cost less than that.
+	 * class is a buddy block, and a class must cost less than the pages
+	 * of the block the size covers.
 	 */
 	for (size_t n = 16; n <= 16384; n += 16) {
 		void *p = k_malloc(n);
@@ -727,9 +728,10 @@ KTEST(size_classes)
 					n, u, block);
 				return;
 			}
-			up = u / 4096;	/* a block of u / 4096 pages for one object */
+			up = (n + 4095) / 4096;	/* the pages of the block the size covers */
 			uo = 1;
-		} else if (n > 8192 && up * 4096 >= (unsigned long)block * uo) {
+		} else if (n > 8192 && up * 4096 >= ((n + 4095) & ~4095ul) * uo) {
+			/* The block's pages past the size are never touched: they cost nothing. */
 			KT_FAIL("malloc(%zu): class %zu costs %lu pages / %lu objects, no less than a buddy block",
 				n, u, up, uo);
 			return;
@@ -1274,6 +1276,60 @@ static bool run_fresh(const char *mode, rlim_t as_limit)
 	}
 	int status;
 	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * A process whose first allocation is past kmalloc's caches gets a class
+ * (they are set up by any first malloc, not only a small one), and with
+ * memory fixed at 8 MiB (KMEM_CMDLINE=mem=8M) blocks of the classes past
+ * 8 KiB go on in mappings of their own once the classes cannot grow, as
+ * buddy-sized blocks do.
+ */
+static int past_8k_main(void)
+{
+	char *p = k_malloc(9000);
+	int rc = 0;
+
+	if (!p || k_usable(p) != 9216) {
+		fprintf(stderr, "past-8k: the first malloc(9000) got usable size %zu, want 9216\n",
+			p ? k_usable(p) : 0);
+		rc = 1;
+	}
+	free(k_malloc(32));	/* the classes are set up now, whatever the first malloc did */
+	static const size_t sizes[] = { 10000, 14000 };
+	for (size_t i = 0; i < 2; i++)
+		for (size_t total = 0; total < (40UL << 20); total += sizes[i]) {
+			char *q = k_malloc(sizes[i]);
+			if (!q) {
+				fprintf(stderr, "past-8k: malloc(%zu) failed after %zu MiB (mem=8M)\n",
+					sizes[i], total >> 20);
+				return 1;
+			}
+			for (size_t off = 0; off < sizes[i]; off += 4096)
+				q[off] = 1;
+		}
+	return rc;
+}
+
+/* run_fresh() of @mode with KMEM_CMDLINE=@cmdline. */
+static bool run_fresh_cmdline(const char *mode, const char *cmdline)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		setenv("KMEM_CMDLINE", cmdline, 1);
+		execl("/proc/self/exe", "test_malloc_api", mode, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+KTEST(classes_past_8k_first_and_when_memory_is_full)
+{
+	KT_EXPECT(run_fresh_cmdline("--past-8k", "mem=8M"));
 }
 
 KTEST(address_space_limit_gives_the_heap_most_of_it)
@@ -1825,6 +1881,8 @@ int main(int argc, char **argv)
 		return single_fork_main();
 	if (argc > 1 && !strcmp(argv[1], "--rlimit-as"))
 		return rlimit_as_main();
+	if (argc > 1 && !strcmp(argv[1], "--past-8k"))
+		return past_8k_main();
 
 	if (KMEM_TEST_SANITIZED) {
 		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");

@@ -18,9 +18,10 @@
  *    caches are two caches, or one with an alias;
  *  - kmem_cache_create_order() (malloc's classes past 8 KiB): a 9216-byte
  *    cache gets order 5 and 14 objects where slub_max_order gives order 3
- *    and 3 (but its first slab is of its minimum order); a cap below
- *    slub_max_order changes nothing, one past MAX_PAGE_ORDER is refused;
- *    kmem_cache_slab_fit() agrees.
+ *    and 3 (but a slab made while it has none is of its minimum order,
+ *    unless a bulk takes it whole); a cap below slub_max_order changes
+ *    nothing, one past MAX_PAGE_ORDER is refused; kmem_cache_slab_fit()
+ *    agrees.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -219,6 +220,21 @@ static void order_cap(void *arg)
 	KT_EXPECT(small == 1 && large == 15);
 	for (int i = 0; i < 16; i++)
 		kmem_cache_free(big, x[i]);
+	/* The low cap changed nothing: its first slab is an ordinary one. */
+	void *y = kmem_cache_alloc(low, GFP_KERNEL);
+	KT_ASSERT(y);
+	KT_EXPECT(compound_order(slab_page(virt_to_slab(y))) == 3);
+	kmem_cache_free(low, y);
+	/* A bulk of whole slabs gets them at the cache's order, also the first. */
+	struct kmem_cache *bulk = kmem_cache_create_order("kt_cap_bulk", 9216, 16, 0, 5);
+	void *b[140];
+	KT_ASSERT(bulk);
+	KT_ASSERT(kmem_cache_alloc_bulk(bulk, GFP_KERNEL, 140, b) == 140);
+	unsigned int whole = 0;
+	for (int i = 0; i < 140; i++)
+		whole += compound_order(slab_page(virt_to_slab(b[i]))) == 5;
+	KT_EXPECT(whole >= 126);	/* 9 slabs of 14 at least; the rest may come from a sheaf's refill */
+	kmem_cache_free_bulk(bulk, 140, b);
 	KT_EXPECT(kmem_cache_create_order("kt_cap_bad", 9216, 16, 0, MAX_PAGE_ORDER + 1) == NULL);
 	KT_EXPECT(kmem_cache_slab_fit("kt_cap_bad", 9216, 16, 0, MAX_PAGE_ORDER + 1, &bytes, &objs) ==
 		  -EINVAL);

@@ -16,6 +16,7 @@ KMEM_BEGIN_DECLS
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1UL << PAGE_SHIFT)
 #define PAGE_MASK	(~(PAGE_SIZE - 1))
+#define PAGE_ALIGN(addr) (((addr) + PAGE_SIZE - 1) & PAGE_MASK)	/* up to a page boundary */
 #define MAX_PAGE_ORDER	10
 #define NR_PAGE_ORDERS	(MAX_PAGE_ORDER + 1)
 #define MAX_ORDER_NR_PAGES (1UL << MAX_PAGE_ORDER)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The malloc front-end: the C library's allocation functions on top of
- * the slab layer (<= 8 KiB: kmalloc's caches and, between its buckets,
- * malloc's own size classes; see size_class.h), the page allocator
- * (<= 4 MiB) and plain mappings beyond.  Built into libkmem-malloc.so for
+ * the slab layer (<= 14 KiB: kmalloc's caches and, between and past its
+ * buckets, malloc's own size classes; see size_class.h), the page
+ * allocator (<= 4 MiB) and plain mappings beyond.  Built into libkmem-malloc.so for
  * LD_PRELOAD or linking.
  *
  * Rules real programs depend on: alignment of at least 16, errno = ENOMEM
@@ -37,27 +37,28 @@ static atomic_ulong foreign_frees;
 /* @caller: the program's call site, for SLAB_STORE_USER's tracks (kernel _RET_IP_). */
 static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsigned long caller)
 {
-	void *p;
+	struct kmem_cache *s = NULL;
+	void *p = NULL;
 
+	/* Before boot every size comes here; the classes are set up right after. */
+	if (size <= MALLOC_MAX_CLASS_SIZE && !kmem_boot() && !malloc_classes_init())
+		s = malloc_class_cache(size);
+	if (s) {
+		p = slub_alloc_fast(s, gfp);
+		if (!p)
+			p = __slub_alloc_slow(s, gfp, caller, (unsigned int)size);
+		/* Past kmalloc's caches, a class that cannot grow leaves it to a block or a mapping. */
+		if (p || size <= KMALLOC_MAX_CACHE_SIZE)
+			goto out;
+	}
 	if (size <= KMALLOC_MAX_CACHE_SIZE) {
-		/* Before boot every size comes here; the classes are set up right after. */
-		struct kmem_cache *s = NULL;
-		if (!kmem_boot() && !malloc_classes_init())
-			s = malloc_class_cache(size);
 		/*
 		 * Meanwhile (boot, set-up in progress) kmalloc's power-of-two
 		 * buckets, 16-aligned at least whatever slab_debug= did to the
 		 * layout (kmalloc-96 and -192 may be only 8-aligned then).
 		 */
-		if (!s)
-			size = size < MALLOC_MIN ? MALLOC_MIN : 1UL << (64 - __builtin_clzl(size - 1));
-		if (s) {
-			p = slub_alloc_fast(s, gfp);
-			if (!p)
-				p = __slub_alloc_slow(s, gfp, caller, (unsigned int)size);
-		} else {
-			p = __kmalloc_slow(size, gfp);
-		}
+		size = size < MALLOC_MIN ? MALLOC_MIN : 1UL << (64 - __builtin_clzl(size - 1));
+		p = __kmalloc_slow(size, gfp);
 	} else if (size <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(size, gfp);
 		/* Memory cannot grow any more (kmem.max_mem, ulimit -v): a mapping of its own. */
@@ -69,6 +70,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 		/* Fresh mappings arrive zeroed: __GFP_ZERO takes no retained one. */
 		p = huge_alloc(size, 0, gfp & __GFP_ZERO);
 	}
+out:
 	if (unlikely(!p))
 		errno = ENOMEM;
 	return p;
@@ -78,8 +80,11 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp, unsigned long caller)
 {
 	struct kmem_cache *s = malloc_class_cache(size);
-	void *p = s ? __slub_alloc_slow(s, gfp, caller, (unsigned int)size) : malloc_slow(size, gfp, caller);
+	void *p = s ? __slub_alloc_slow(s, gfp, caller, (unsigned int)size) : NULL;
 
+	/* No class yet, or one past kmalloc's that cannot grow: see malloc_slow(). */
+	if (!p && (!s || size > KMALLOC_MAX_CACHE_SIZE))
+		return malloc_slow(size, gfp, caller);
 	if (unlikely(!p))
 		errno = ENOMEM;
 	return p;

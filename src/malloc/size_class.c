@@ -134,7 +134,11 @@ static void candidates_init(void)
 
 /*
  * 0 for a size past kmalloc's caches whose best class costs no less than
- * the page allocator's block (a whole buddy order): no class then.
+ * the page allocator's block: no class then.  The block is a whole buddy
+ * order, but what it costs is the pages the size covers: the rest of the
+ * block is never touched, where a slab is touched through (its freelist).
+ * So 12288 (ten in 128 KiB, 13107 bytes each) is no class: 12000-byte
+ * blocks take 12 KiB of a 16 KiB block.
  */
 static unsigned int best_class(unsigned int size)
 {
@@ -148,7 +152,7 @@ static unsigned int best_class(unsigned int size)
 			best = j;
 	}
 	if (size > KMALLOC_MAX_CACHE_SIZE &&
-	    (best < 0 || cand_bytes[best] >= (PAGE_SIZE << get_order(size)) * cand_objs[best]))
+	    (best < 0 || cand_bytes[best] >= PAGE_ALIGN((unsigned long)size) * cand_objs[best]))
 		return 0;
 	/* None could be costed (no memory?): the plain class, whose creation will say. */
 	return best < 0 ? class_of(size) : candidate[best];

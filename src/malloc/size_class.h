@@ -21,8 +21,9 @@
 /*
  * Classes may go past kmalloc's caches, up to 16 KiB: from 8 KiB a block
  * is otherwise a whole buddy block (16 KiB for 8193 bytes), and a class is
- * made where its slab costs less a block (10240: three in 32 KiB).  Sizes
- * above the last such class have no entry (NULL): the page allocator.
+ * made where its slab costs less than the block's pages the size covers
+ * (9216, 10240, 11264 and 14336, in slabs of up to 128 KiB).  Sizes with
+ * no such class have no entry (NULL): the page allocator.
  */
 #define MALLOC_MAX_CLASS_SIZE	(2 * KMALLOC_MAX_CACHE_SIZE)
 

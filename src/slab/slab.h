@@ -119,7 +119,7 @@ struct kmem_cache {
 	unsigned char sheaf_max_shift;		/* a thread's sheaves grow up to sheaf_capacity << it */
 	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
 	bool release_on_free;			/* frees release too (slub_release_pages=2) */
-	unsigned char order_cap;		/* its creator's largest slab order, if above slub_max_order */
+	unsigned char order_cap;		/* kmem_cache_create_order()'s, if its slabs are past slub_max_order; else 0 */
 	unsigned char remote_ratio_inv;		/* 100 - remote_node_defrag_ratio (stored only) */
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
@@ -172,7 +172,7 @@ static inline bool offset_is_multiple(uint64_t n, uint64_t magic)
 int kmem_cache_init(void);
 /*
  * kmem_cache_create() for kmem's own callers (malloc's classes), whose
- * slabs may be of up to @max_order pages where slub_max_order is lower: a
+ * slabs may be of up to order @max_order where slub_max_order is lower: a
  * cache the kernel would not make, since its high-order pages are scarce
  * (PAGE_ALLOC_COSTLY_ORDER); kmem's come in 64 MiB blocks.  Never merged.
  */

@@ -177,8 +177,10 @@ static bool bad_cache_name(const char *name)
 }
 
 static int check_create_args(const char *name, unsigned int size, unsigned int align,
-			     slab_flags_t flags)
+			     slab_flags_t flags, unsigned int order_cap)
 {
+	if (order_cap > MAX_PAGE_ORDER)
+		return -EINVAL;
 	if (bad_cache_name(name))
 		return -EINVAL;
 	if (!size || size > KMALLOC_MAX_SIZE)
@@ -190,15 +192,10 @@ static int check_create_args(const char *name, unsigned int size, unsigned int a
 	return 0;
 }
 
-static int check_order_cap(unsigned int max_order)
-{
-	return max_order > MAX_PAGE_ORDER ? -EINVAL : 0;
-}
-
 int kmem_cache_slab_fit(const char *name, unsigned int size, unsigned int align, slab_flags_t flags,
 			unsigned int max_order, unsigned int *slab_bytes, unsigned int *objects)
 {
-	int err = check_create_args(name, size, align, flags) ?: check_order_cap(max_order);
+	int err = check_create_args(name, size, align, flags, max_order);
 
 	if (err)
 		return err;
@@ -225,7 +222,7 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 				       slab_flags_t flags, void (*ctor)(void *), unsigned int order_cap)
 {
 	struct kmem_cache *s = NULL;
-	int err = check_create_args(name, size, align, flags) ?: check_order_cap(order_cap);
+	int err = check_create_args(name, size, align, flags, order_cap);
 
 	if (!err && kmem_boot())
 		err = -ENOMEM;
@@ -293,7 +290,8 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 	kmem_unlock(&slab_mutex);
 out:
 	if (err) {
-		kmem_report("kmem_cache_create(%s) failed with error %d: %s\n", name ? name : "(null)", err,
+		kmem_report("%s(%s) failed with error %d: %s\n",
+			    order_cap ? "kmem_cache_create_order" : "kmem_cache_create", name ? name : "(null)", err,
 			    create_error(err));
 		if (flags & SLAB_PANIC) {
 			printk("Kernel panic - not syncing: kmem_cache_create: Failed to create slab '%s'. Error %d\n",

@@ -36,8 +36,12 @@ static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct 
 
 /* ---- slabs --------------------------------------------------------- */
 
-/* Pages for a new slab, with the kernel's order fallback; the slab is not set up yet. */
-struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
+/*
+ * Pages for a new slab, with the kernel's order fallback; the slab is not
+ * set up yet.  @whole: for a bulk that takes every object of slabs of the
+ * cache's preferred order (@s->oo), which it gets if it can.
+ */
+struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, bool whole,
 			   unsigned int *objects)
 {
 	gfp_t alloc_gfp = (gfp & ~(__GFP_ZERO | GFP_MOVABLE_MASK)) | __GFP_COMP |
@@ -47,11 +51,12 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 
 	/*
 	 * A cache with slabs past slub_max_order (kmem_cache_create_order():
-	 * malloc's 9-14 KiB classes in 128 KiB slabs) takes its first slab at
-	 * its minimum order: a program with one such block pays a block's
-	 * pages, not 32 of them (a new slab is touched through, its freelist).
+	 * malloc's 9-14 KiB classes in 128 KiB slabs) that has no slab takes
+	 * one of its minimum order: a program with one such block pays a
+	 * block's pages, not 32 of them (a new slab is touched through, its
+	 * freelist).
 	 */
-	if (unlikely(s->order_cap) && !atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed))
+	if (unlikely(s->order_cap) && !whole && !atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed))
 		oo = s->min;
 
 	/*
@@ -129,7 +134,7 @@ static void publish_slab(struct kmem_cache *s, struct slab *slab, unsigned int o
 struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, void **freelist)
 {
 	unsigned int objects;
-	struct slab *slab = allocate_slab(s, gfp, c, &objects);
+	struct slab *slab = allocate_slab(s, gfp, c, false, &objects);
 
 	if (!slab)
 		return NULL;

@@ -25,7 +25,7 @@ static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cac
 	long nr = 0, pages = 0;
 
 	while (n - got >= oo_objects(s->oo)) {
-		struct slab *slab = allocate_slab(s, gfp | __GFP_NOWARN, c, &objects);
+		struct slab *slab = allocate_slab(s, gfp | __GFP_NOWARN, c, true, &objects);
 		if (!slab)
 			break;
 		char *obj = slab_address(slab) + s->red_left_pad;

@@ -123,6 +123,8 @@ int slub_cache_create(struct kmem_cache *s)
 	s->red_left_pad = l.red_left_pad;
 	s->oo = oo_make(l.order, l.size);
 	s->min = oo_make(l.min_order, l.size);
+	if (l.order <= order_params(0).max_order)
+		s->order_cap = 0;	/* its slabs are the usual ones: no first-slab rule */
 	s->div_magic = div_magic(l.size);
 	s->min_partial = slub_min_partial(l.size);
 	s->cpu_partial = slub_has_cpu_partial(s->flags) ? slub_default_cpu_partial(l.size) : 0;

@@ -162,8 +162,11 @@ void file_freed_slab(struct kmem_cache *s, struct slab *slab, void *prior, unsig
 		     struct kmem_cache_cpu *c);
 void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail);
 
-/* Pages for a new slab, with the kernel's order fallback; the slab is not set up yet. */
-struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
+/*
+ * Pages for a new slab, with the kernel's order fallback; the slab is not
+ * set up yet.  @whole: for a bulk that takes all of slabs of @s->oo.
+ */
+struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, bool whole,
 			   unsigned int *objects);
 /* Slab counts and page accounting, by @nr slabs of @objects objects and @pages pages in all. */
 void count_slabs(struct kmem_cache *s, long nr, long objects, long pages);
