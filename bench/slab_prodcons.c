@@ -631,8 +631,8 @@ int main(int argc, char **argv)
 		else
 			snprintf(label, sizeof(label), "%s", kname);
 		printf("\n%s, SLUB counters summed over the %d rounds\n(sheaf: alloc_cpu_sheaf, "
-		       "free_cpu_sheaf; ratios: fast / slow, as in the seed; \"-\": no slow path):\n",
-		       label, rounds);
+		       "free_cpu_sheaf, \"-\" in a build without KMEM_SLUB_STATS; ratios: fast / slow, "
+		       "as in the seed; \"-\": no slow path):\n", label, rounds);
 		printf("%5s %-11s | %11s %11s %11s %7s | %11s %11s %11s %7s | %10s %10s\n", "pairs",
 		       "config", "alloc_sheaf", "alloc_fast", "alloc_slow", "ratio", "free_sheaf",
 		       "free_fast", "free_slow", "ratio", "thrash_det", "skip_part");
@@ -642,12 +642,17 @@ int main(int argc, char **argv)
 				for (int r = 0; r < rounds; r++)
 					for (int si = 0; si < NR_SLUB_STAT_ITEMS; si++)
 						s[si] += slot(r, pi, c)->stat[k][si];
-				char ra[16], rf[16];
-				printf("%5d %-11s | %11lu %11lu %11lu %7s | %11lu %11lu %11lu %7s | %10lu %10lu\n",
-				       pcounts[pi], cfg_name[c], s[ALLOC_PCS], s[ALLOC_FASTPATH],
+				char ra[16], rf[16], as[24] = "-", fs[24] = "-";
+				/* Objects through sheaves are counted only with CONFIG_SLUB_STATS. */
+				if (SLUB_STATS_PER_OBJECT) {
+					snprintf(as, sizeof(as), "%lu", s[ALLOC_PCS]);
+					snprintf(fs, sizeof(fs), "%lu", s[FREE_PCS]);
+				}
+				printf("%5d %-11s | %11s %11lu %11lu %7s | %11s %11lu %11lu %7s | %10lu %10lu\n",
+				       pcounts[pi], cfg_name[c], as, s[ALLOC_FASTPATH],
 				       s[ALLOC_SLOWPATH],
 				       ratio(ra, sizeof(ra), s[ALLOC_FASTPATH], s[ALLOC_SLOWPATH], 2),
-				       s[FREE_PCS], s[FREE_FASTPATH], s[FREE_SLOWPATH],
+				       fs, s[FREE_FASTPATH], s[FREE_SLOWPATH],
 				       ratio(rf, sizeof(rf), s[FREE_FASTPATH], s[FREE_SLOWPATH], 3),
 				       s[THRASH_DETECTED], s[THRASH_SKIP_PARTIAL]);
 				if (verbose) {

@@ -4,6 +4,9 @@
 #                      then an install + pkg-config smoke test
 #   asan  build-asan/  -fsanitize=address,undefined; whole ctest suite
 #   tsan  build-tsan/  -fsanitize=thread; ctest -L concurrency (tests that start threads)
+# The sanitizer builds count every object through a sheaf (KMEM_SLUB_STATS,
+# the kernel's CONFIG_SLUB_STATS), so the tests of those counters run there;
+# the main build is the default one, without.
 # Usage: scripts/test.sh [main|asan|tsan]...   (no argument: all three, in order)
 # Any failure exits non-zero.  JOBS (default 2) sets build and ctest parallelism.
 # An empty suite is an error, except for the tsan stage (no concurrency tests
@@ -121,8 +124,8 @@ stage_main() {
 }
 
 stage_asan() {
-	banner "[asan] build-asan/: -fsanitize=address,undefined, whole test suite"
-	configure_and_build build-asan -DKMEM_SANITIZE=address,undefined
+	banner "[asan] build-asan/: -fsanitize=address,undefined, KMEM_SLUB_STATS, whole test suite"
+	configure_and_build build-asan -DKMEM_SANITIZE=address,undefined -DKMEM_SLUB_STATS=ON
 	local launcher
 	launcher=$(sanitizer_launcher build-asan -fsanitize=address,undefined)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -131,8 +134,8 @@ stage_asan() {
 }
 
 stage_tsan() {
-	banner "[tsan] build-tsan/: -fsanitize=thread, concurrency tests (ctest -L concurrency)"
-	configure_and_build build-tsan -DKMEM_SANITIZE=thread
+	banner "[tsan] build-tsan/: -fsanitize=thread, KMEM_SLUB_STATS, concurrency tests (ctest -L concurrency)"
+	configure_and_build build-tsan -DKMEM_SANITIZE=thread -DKMEM_SLUB_STATS=ON
 	local n launcher
 	n=$(ctest --test-dir build-tsan -N -L concurrency | sed -n 's/^Total Tests: *//p')
 	if [ "${n:-0}" = 0 ]; then

@@ -222,7 +222,12 @@ KTEST(cache_dir_listing)
 	KT_ASSERT(c);
 	const char *dir = rd("kt_fs_list", "");
 	KT_EXPECT(sorted_unique(dir));
-	KT_EXPECT(count_lines(dir) == ARRAY_SIZE(ro_attrs) + ARRAY_SIZE(rw_attrs) + NR_SLUB_STAT_ITEMS);
+	int stats = 0;
+	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
+		stats += slub_stat_counted(i);
+	/* Every counter but alloc_cpu_sheaf and free_cpu_sheaf, which need CONFIG_SLUB_STATS. */
+	KT_EXPECT(stats == NR_SLUB_STAT_ITEMS - (SLUB_STATS_PER_OBJECT ? 0 : 2));
+	KT_EXPECT(count_lines(dir) == ARRAY_SIZE(ro_attrs) + ARRAY_SIZE(rw_attrs) + stats);
 	for (int i = 0; i < ARRAY_SIZE(ro_attrs); i++)
 		if (!has_line(dir, ro_attrs[i]))
 			KT_FAIL("no %s", ro_attrs[i]);
@@ -230,8 +235,9 @@ KTEST(cache_dir_listing)
 		if (!has_line(dir, rw_attrs[i]))
 			KT_FAIL("no %s", rw_attrs[i]);
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
-		if (!has_line(dir, slub_stat_names[i]))
-			KT_FAIL("no %s", slub_stat_names[i]);
+		if (has_line(dir, slub_stat_names[i]) != slub_stat_counted(i))
+			KT_FAIL("%s %s", slub_stat_counted(i) ? "no" : "an uncounted", slub_stat_names[i]);
+	KT_EXPECT(has_line(dir, "alloc_cpu_sheaf") == SLUB_STATS_PER_OBJECT);
 	KT_EXPECT(has_line(dir, "thrash_detected") && has_line(dir, "thrash_skip_partial"));
 	/* With or without the trailing slash. */
 	KT_EXPECT(!strcmp(rd("kt_fs_list/", NULL), rd("kt_fs_list", NULL)));
@@ -313,7 +319,7 @@ KTEST(fresh_cache_values)
 	EXPECT_ATTR("kt_fs_256", "validate", "");
 	EXPECT_ATTR("kt_fs_256", "shrink", "");
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
-		EXPECT_ATTR("kt_fs_256", slub_stat_names[i], "0\n");
+		EXPECT_ATTR("kt_fs_256", slub_stat_names[i], slub_stat_counted(i) ? "0\n" : "ERR2");
 	/* The kernel's 256-byte cache-line aligned cache (:0000256) has the same geometry. */
 	check_against_kernel("kt_fs_256", ":0000256");
 }
@@ -393,7 +399,7 @@ KTEST(stats_per_thread)
 {
 	KT_ASSERT(c256);
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
-		KT_ASSERT(wr("kt_fs_256", slub_stat_names[i], "0") == 0);
+		KT_ASSERT(wr("kt_fs_256", slub_stat_names[i], "0") == (slub_stat_counted(i) ? 0 : -ENOENT));
 	for (int i = 0; i < 3; i++)
 		objs[i] = kmem_cache_alloc(c256, GFP_KERNEL);
 	struct helper h;
@@ -453,7 +459,8 @@ KTEST(every_attribute_readable)
 		if (!strncmp(v, "ERR", 3) || (!may_be_empty && (!*v || v[strlen(v) - 1] != '\n')))
 			KT_FAIL("%s reads '%s'", name, v);
 	}
-	KT_EXPECT(n == ARRAY_SIZE(ro_attrs) + ARRAY_SIZE(rw_attrs) + NR_SLUB_STAT_ITEMS);
+	KT_EXPECT(n == ARRAY_SIZE(ro_attrs) + ARRAY_SIZE(rw_attrs) + NR_SLUB_STAT_ITEMS -
+		       (SLUB_STATS_PER_OBJECT ? 0 : 2));
 }
 
 KTEST(min_partial_and_cpu_partial)

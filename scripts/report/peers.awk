@@ -521,8 +521,11 @@ END {
 
 	# ---- kmem's SLUB counters ---------------------------------------------------
 	printf "\n#### Which paths kmem took (SLUB counters)\n\n" > dt
-	printf "Summed over the caches malloc uses (kmalloc-\\* and malloc-\\*) and the rounds, from " \
-	       "/sys/kernel/slab/*/ (read by the workload with kmem_read() after each result). Every " \
+	printf "Summed over the caches malloc uses (kmalloc-\\* and malloc-\\*), from " \
+	       "/sys/kernel/slab/*/ (read by the workload with kmem_read() after its result), in one " \
+	       "more run of each workload under kmem built with KMEM_SLUB_STATS (the kernel's " \
+	       "CONFIG_SLUB_STATS: the timed build does not count the objects that go through " \
+	       "sheaves, an increment on each fast path; build-stats/). Every " \
 	       "allocation is counted once: from the thread's main sheaf (alloc_cpu_sheaf), from its " \
 	       "cpu slab's freelist (alloc_fastpath) or on the slow path (alloc_slowpath); every free " \
 	       "likewise (free_cpu_sheaf, free_fastpath, free_slowpath). The next six columns are per " \

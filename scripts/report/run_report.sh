@@ -11,8 +11,9 @@
 #      jemalloc, mimalloc and tcmalloc (LD_PRELOAD; a peer that is not
 #      installed is n/a), interleaved: for each round, for each workload,
 #      for each allocator (starting at a different one each round), one run;
-#      then bench_rss_floor: frag and longlived replayed on a model of ideal
-#      size classes (raw/rss_floor.txt);
+#      then one run of each under kmem built with KMEM_SLUB_STATS (build-stats/:
+#      its SLUB counters, raw/kmemstat.txt), and bench_rss_floor: frag and
+#      longlived replayed on a model of ideal size classes (raw/rss_floor.txt);
 #   4. scripts/report/render.sh: report/README.md and the PNG plots.
 #
 # Raw output goes to report/raw/.  Takes about 7 minutes on 2 cores.
@@ -24,6 +25,7 @@
 #     REPORT_SCALE=X       multiplies the peers workloads' op counts (default 1)
 #     REPORT_DIR=dir       output directory (default report)
 #     REPORT_BUILD_DIR=dir the build tree to take binaries from (default build)
+#     REPORT_STATS_BUILD_DIR=dir  where kmem is built with KMEM_SLUB_STATS (default build-stats)
 #     REPORT_WORKLOADS="hot larson ..."   a subset of the peers workloads
 #     REPORT_SKIP_SEEDS=1  skip steps 1 and 2 (peers only)
 #     REPORT_KMEM_RUN_CMDLINE="mem=64M ..."   kmem-run's boot command line
@@ -227,13 +229,31 @@ else
 						       v["peak_kb"], v["final_kb"], v["live_kb"], v["mid_kb"],
 						       v["errors"], rc
 					}' "$o.out" >>"$peers"
-				sed -n "s/^KMEMSTAT /round=$r /p" "$o.out" >>"$kstats"
 				# Keep the output of failed runs only.
 				[ "$rc" = 0 ] && rm -f "$o.out" "$o.err"
 			done
 		done
 	done
 	echo "peers seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
+	# kmem's SLUB counters (raw/kmemstat.txt): the objects that go through
+	# sheaves are counted only with KMEM_SLUB_STATS (the kernel's
+	# CONFIG_SLUB_STATS), which the timed build leaves out (an increment on
+	# each fast path): one more run of each workload, under a build with it.
+	sbuild=${REPORT_STATS_BUILD_DIR:-$root/build-stats}
+	if [ -n "${lib[kmem]}" ] && [ -e "${lib[kmem]}" ] &&
+	   cmake -S "$root" -B "$sbuild" -DKMEM_SLUB_STATS=ON >"$raw/build-stats.log" 2>&1 &&
+	   cmake --build "$sbuild" -j"${JOBS:-2}" --target kmem-malloc >>"$raw/build-stats.log" 2>&1; then
+		log "SLUB counters: ${workloads[*]} under kmem built with KMEM_SLUB_STATS"
+		for wl in "${workloads[@]}"; do
+			o=$raw/stats-$wl
+			timeout --kill-after=10 180 env LD_PRELOAD="$sbuild/lib/libkmem-malloc.so" PEERS_ALLOC=kmem \
+				"$bin/bench_peers_workloads" "$wl" -x "$scale" >"$o.out" 2>"$o.err" &&
+				sed -n "s/^KMEMSTAT /round=stats /p" "$o.out" >>"$kstats"
+			rm -f "$o.out" "$o.err"
+		done
+	else
+		echo "kmem with KMEM_SLUB_STATS could not be built (see raw/build-stats.log): no SLUB counters" >>"$notes"
+	fi
 	# What ideal size classes would need on the same operations (a simulation, under a second).
 	: >"$raw/rss_floor.txt"
 	for wl in "${workloads[@]}"; do

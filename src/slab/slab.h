@@ -51,6 +51,27 @@ enum stat_item {
 };
 extern const char *const slub_stat_names[NR_SLUB_STAT_ITEMS];
 
+/*
+ * The kernel counts SLUB_STATS only when built with CONFIG_SLUB_STATS.  kmem
+ * counts its slow paths' events always (they are rare and the report reads
+ * them), but the two counters of every object that goes through a sheaf,
+ * ALLOC_PCS and FREE_PCS, are a memory increment on each fast path, 7-10%
+ * of a malloc+free pair (docs/benchmarks.md, session 17): they are counted
+ * only in a build with CONFIG_SLUB_STATS (cmake -DKMEM_SLUB_STATS=ON; make
+ * test's sanitizer stages), and without it their files are not there.
+ */
+#ifdef CONFIG_SLUB_STATS
+#define SLUB_STATS_PER_OBJECT	1
+#else
+#define SLUB_STATS_PER_OBJECT	0
+#endif
+
+/* Is @si counted (and has a file) in this build? */
+static inline int slub_stat_counted(enum stat_item si)
+{
+	return SLUB_STATS_PER_OBJECT || (si != ALLOC_PCS && si != FREE_PCS);
+}
+
 struct kmem_cache_node {
 	kmem_lock_t list_lock;
 	unsigned long nr_partial;

@@ -296,6 +296,8 @@ static inline void sheaf_settle(struct kmem_cache_cpu *c)
  */
 static inline void stat_inc(struct kmem_cache_cpu *c, enum stat_item si)
 {
+	if (!slub_stat_counted(si))
+		return;
 #if defined(__x86_64__)
 	__asm__("incl %0" : "+m"(c->stat[si]));
 #else
@@ -306,6 +308,8 @@ static inline void stat_inc(struct kmem_cache_cpu *c, enum stat_item si)
 
 static inline void stat_add(struct kmem_cache_cpu *c, enum stat_item si, unsigned int n)
 {
+	if (!slub_stat_counted(si))
+		return;
 	__atomic_store_n(&c->stat[si], __atomic_load_n(&c->stat[si], __ATOMIC_RELAXED) + n,
 			 __ATOMIC_RELAXED);
 }
@@ -314,6 +318,8 @@ static inline void stat_add(struct kmem_cache_cpu *c, enum stat_item si, unsigne
 static inline void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum stat_item si,
 			  unsigned int n)
 {
+	if (!slub_stat_counted(si))
+		return;
 	if (c)
 		stat_add(c, si, n);
 	else

@@ -386,7 +386,7 @@ static int find_attr(const char *name)
 		if (!strcmp(slab_attrs[i].name, name))
 			return i;
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
-		if (!strcmp(slub_stat_names[i], name))
+		if (slub_stat_counted(i) && !strcmp(slub_stat_names[i], name))
 			return NR_SLAB_ATTRS + i;
 	return -ENOENT;
 }
@@ -407,7 +407,8 @@ static void list_attrs(struct seq_buf *sb)
 		for (int i = 0; i < NR_SLAB_ATTRS; i++)
 			attr_consider(slab_attrs[i].name, after, &best);
 		for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
-			attr_consider(slub_stat_names[i], after, &best);
+			if (slub_stat_counted(i))
+				attr_consider(slub_stat_names[i], after, &best);
 		if (!best)
 			return;
 		seq_printf(sb, "%s\n", best);

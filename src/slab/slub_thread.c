@@ -177,11 +177,25 @@ static __thread unsigned int reap_slots __attribute__((tls_model("initial-exec")
 static __thread unsigned long long reap_epoch_ns __attribute__((tls_model("initial-exec")));
 __thread bool slub_reap_busy __attribute__((tls_model("initial-exec")));
 
+/*
+ * A slot's allocations that went past its sheaves' objects, mod 2^16: from
+ * the cpu slab, on the slow path, refilled from slabs or taken from the
+ * barn.  Not alloc_cpu_sheaf, counted only with CONFIG_SLUB_STATS: the
+ * allocations that its sheaves serve alone leave no trace, so a slot whose
+ * sheaves keep up with it through a whole epoch (frees feeding its
+ * allocations, or none) is idle, and its sheaves are flushed; if it goes
+ * on, its next allocations refill them, a slow path per slub_reap_ms.
+ */
 static uint16_t slot_allocs(struct kmem_cache_cpu *c)
 {
-	return (uint16_t)(__atomic_load_n(&c->stat[ALLOC_PCS], __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->stat[ALLOC_SLOWPATH], __ATOMIC_RELAXED));
+	static const enum stat_item alloc_side[] = {
+		ALLOC_FASTPATH, ALLOC_SLOWPATH, SHEAF_REFILL, BARN_GET, BARN_GET_FAIL,
+	};
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < sizeof(alloc_side) / sizeof(alloc_side[0]); i++)
+		n += __atomic_load_n(&c->stat[alloc_side[i]], __ATOMIC_RELAXED);
+	return (uint16_t)n;
 }
 
 /*
