@@ -194,6 +194,8 @@ static const char *const kstat_names[] = {
 #define NR_KSTAT (int)(sizeof(kstat_names) / sizeof(kstat_names[0]))
 #define NR_SLUB_KSTAT (NR_KSTAT - 5)
 static unsigned long long kstat_last[NR_KSTAT];
+/* Counters with a file: alloc_cpu_sheaf and free_cpu_sheaf need KMEM_SLUB_STATS. */
+static bool kstat_found[NR_KSTAT];
 
 static int find_kmem(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -228,8 +230,10 @@ static void kstat_read(unsigned long long *v)
 		for (int i = 0; i < NR_SLUB_KSTAT; i++) {
 			snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", line, kstat_names[i]);
 			/* "<total> C0=<n> ...": the total comes first (kmem_read NUL-terminates). */
-			if (kread(path, buf, sizeof(buf)) > 0)
+			if (kread(path, buf, sizeof(buf)) > 0) {
 				v[i] += strtoull(buf, NULL, 10);
+				kstat_found[i] = true;
+			}
 		}
 	}
 	n = kread("/proc/vmstat", info, sizeof(info));
@@ -241,8 +245,10 @@ static void kstat_read(unsigned long long *v)
 		if (sscanf(line, "%127s %llu", name, &val) != 2)
 			continue;
 		for (int i = NR_SLUB_KSTAT; i < NR_KSTAT; i++)
-			if (!strcmp(name, kstat_names[i]))
+			if (!strcmp(name, kstat_names[i])) {
 				v[i] = val;
+				kstat_found[i] = true;
+			}
 	}
 }
 
@@ -255,7 +261,8 @@ static void kstat_print(const char *wl)
 	kstat_read(v);
 	printf("KMEMSTAT wl=%s", wl);
 	for (int i = 0; i < NR_KSTAT; i++)
-		printf(" %s=%llu", kstat_names[i], v[i] - kstat_last[i]);
+		if (kstat_found[i])
+			printf(" %s=%llu", kstat_names[i], v[i] - kstat_last[i]);
 	printf("\n");
 	memcpy(kstat_last, v, sizeof(v));
 }

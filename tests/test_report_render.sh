@@ -4,7 +4,9 @@
 # must write the peers' headline table, the targets (with the ideal size
 # classes' figures), the RSS table's model rows and no failure line.  A
 # gawk-only construct in peers.awk made mawk refuse the whole script, and
-# the report lost its peers section without a word.
+# the report lost its peers section without a word.  kmem loses hot 16 B
+# (1.3x) with no SLUB counters for it (a build without KMEM_SLUB_STATS
+# counts no objects through sheaves): the report must not claim the paths.
 #
 # Environment (set by ctest): KMEM_SOURCE_DIR.
 set -u
@@ -24,6 +26,7 @@ printf '%s\n' "kmem build/lib/libkmem-malloc.so" "glibc (libc malloc, nothing pr
 		for a in kmem glibc jemalloc mimalloc tcmalloc; do
 			ns=10; peak=2000; fin=2000; live=0; mid=0
 			[ "$a" = kmem ] && ns=11
+			[ "$a" = kmem ] && [ "$wl" = hot16 ] && ns=13
 			case $wl in
 			frag) peak=400000; fin=400000; live=141844; mid=300000
 			      [ "$a" = glibc ] && { peak=290000; fin=290000; mid=290000; } ;;
@@ -67,12 +70,17 @@ for a in "${awks[@]}"; do
 		    "| frag: kmem's peak and final RSS no higher than the best peer's |" \
 		    "ideal size classes: peak 327.3 MB, final 327.3 MB" \
 		    "| longlived | *ideal size classes* (bench_rss_floor, simulated) | 184.6 | - | 140.0 |" \
-		    "Every object checked out"; do
+		    "Every object checked out" \
+		    "(No SLUB counters from this run, so which paths kmem took is not known.)"; do
 		if ! grep -qF -- "$want" "$md"; then
 			echo "FAIL $a: the report lacks: $want"
 			fail=1
 		fi
 	done
+	if grep -q "stays on its sheaves" "$md"; then
+		echo "FAIL $a: the hot item claims the paths kmem took, with no counters for them"
+		fail=1
+	fi
 	if grep -q "Failures:" "$md"; then
 		echo "FAIL $a: a failures line, with no failure in the data"
 		fail=1

@@ -570,11 +570,13 @@ END {
 	if (!nlose)
 		printf "kmem is within 1.2x of the best peer in time on every workload.\n\n" > dt
 	# The hot sizes kmem loses on, in one item.
-	hotl = ""; hotf = ""; hotm = 0; nhot = 0; hotsame = 1
+	hotl = ""; hotf = ""; hotm = 0; nhot = 0; hotsame = 1; hotcounted = 1
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (w !~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)
 			continue
+		if (!ksn[w])
+			hotcounted = 0
 		hotl = hotl (hotl == "" ? "" : "; ") label[w] ": " against(w)
 		if (nhot++ && asheaf[w] "/" fsheaf[w] != hotf1)
 			hotsame = 0
@@ -586,10 +588,15 @@ END {
 	}
 	if (nhot > 1 && hotsame)
 		hotf = hotf1 " at every size"
+	if (hotl != "" && hotcounted)
+		hotpaths = sprintf("kmem stays on its sheaves here (allocations from / frees into " \
+				   "sheaves: %s; flushed and refilled objects and barn trips together %s " \
+				   "per 1000 objects), so the gap is the fast path itself.", hotf,
+				   (hotm < 0.005 ? "below 0.01" : "at most " fmt_k(hotm)))
+	else if (hotl != "")
+		hotpaths = "(No SLUB counters from this run, so which paths kmem took is not known.)"
 	if (hotl != "")
-		printf "- **hot** (%s; CPU time in the table above). kmem stays on its sheaves here " \
-		       "(allocations from / frees into sheaves: %s; flushed and refilled objects and " \
-		       "barn trips together %s per 1000 objects), so the gap is the fast path itself. " \
+		printf "- **hot** (%s; CPU time in the table above). %s " \
 		       "malloc finds the class's cache in a table indexed by (size + 15) >> 4, reaches " \
 		       "the thread's slot through TLS and pops the main sheaf. free checks that the " \
 		       "address is in kmem's memory, looks up its struct page, reads the cache index " \
@@ -597,11 +604,10 @@ END {
 		       "head page, checks the slot start (a range check and a multiply by div_magic), " \
 		       "that the object is not the top of the sheaf (a cheap double-free check) and " \
 		       "that its slab is not entirely free (a load of the slab's state word), then " \
-		       "pushes; both bump a SLUB_STATS counter. " \
+		       "pushes; neither counts the object unless kmem is built with KMEM_SLUB_STATS. " \
 		       "The best peers' free also maps the address to a size class (jemalloc's radix " \
 		       "tree, tcmalloc's page map), then pushes onto a thread-cache list without the " \
-		       "slot-start, double-free and slab-state checks.\n", hotl, hotf,
-		       (hotm < 0.005 ? "below 0.01" : "at most " fmt_k(hotm)) > dt
+		       "slot-start, double-free and slab-state checks.\n", hotl, hotpaths > dt
 	for (i = 1; i <= nW; i++) {
 		w = W[i]
 		if (w ~ /^hot/ || kr[w] == "" || kr[w] <= 1.2)

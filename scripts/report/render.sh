@@ -369,11 +369,13 @@ fi
 		c256=$(sed -n '/^kmalloc-256, SLUB counters/,/^$/p' "$p")
 		q=$(awk -F'|' '$1 ~ /kmem r0 *$/ { split($2, a, " "); if (a[4] != "-") print a[4] }' <<<"$c256" |
 			sort -g | sed -n '1p;$p' | tr '\n' ' ')
+		# "-": a build without KMEM_SLUB_STATS does not count objects through sheaves.
 		sh=$(awk -F'|' '$1 ~ / kmem *$/ {
 				split($2, a, " "); split($3, f, " ")
+				if (a[1] == "-" || f[1] == "-") { nostats = 1; next }
 				as += a[1]; at += a[1] + a[2] + a[3]; fs += f[1]; ft += f[1] + f[2] + f[3]
 			}
-			END { if (at && ft) printf "%.1f %.1f", 100 * as / at, 100 * fs / ft }' <<<"$c256")
+			END { if (nostats) print "-"; else if (at && ft) printf "%.1f %.1f", 100 * as / at, 100 * fs / ft }' <<<"$c256")
 		echo "kmem (\`bench_slab_prodcons\`, the seed's TCP_RR-like load in userspace: every object"
 		echo "freed by another thread). The seed is about cpu slabs, so its configurations (kmem r0,"
 		echo "r20, and np without cpu partial lists) boot the classic SLUB it ran on (\`slub_sheaves=0\`:"
@@ -404,7 +406,10 @@ fi
 		fi
 		if [ -n "$sh" ] || [ -n "$d" ]; then
 			echo "- With the defaults (kmem, sheaves on):"
-			if [ -n "$sh" ]; then
+			if [ "$sh" = - ]; then
+				echo "  (how many of its objects went through sheaves is not counted in this build:"
+				echo "  KMEM_SLUB_STATS, the kernel's CONFIG_SLUB_STATS, is off; see the peers' path table)"
+			elif [ -n "$sh" ]; then
 				read -r sa sf <<<"$sh"
 				echo "  $sa% of kmalloc-256 allocations come from a sheaf and $sf% of its frees go into one;"
 			fi

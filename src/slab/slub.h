@@ -432,6 +432,16 @@ void slub_flush_this_thread(struct kmem_cache *s);
 void slub_reap_thread(void);
 /* A slow path (or a bulk call) of this thread is done: every so many, slub_reap_thread(). */
 void slub_reap_tick(void);
+/*
+ * An allocation of the thread's slot @c went past main (a swap with the
+ * spare, a sheaf from the barn, a refill): the slot is in use this reap
+ * epoch, whatever its counters say (slub_thread.c).
+ */
+extern __thread uint8_t slub_reap_epoch __attribute__((tls_model("initial-exec")));
+static inline void slub_reap_note_alloc(struct kmem_cache_cpu *c)
+{
+	c->reap_epoch = slub_reap_epoch;
+}
 /* True while this thread reaps, or runs a constructor (whose kmallocs must not reap the slab being built). */
 extern __thread bool slub_reap_busy __attribute__((tls_model("initial-exec")));
 

@@ -502,6 +502,7 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 	if (!sheaf_install(s, c))
 		return NULL;
 	sheaf_settle(c);
+	slub_reap_note_alloc(c);
 	if (!c->count && !main_from_spare_or_barn(s, c)) {
 		/* The ramp's refills share the node's slabs while the thread has no slab of its own. */
 		bool shared = c->sheaf_refills < SHEAF_RAMP && !c->slab && !c->freelist && !c->partial;
@@ -587,6 +588,7 @@ size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n
 	if (!sheaf_install(s, c))
 		return 0;
 	sheaf_settle(c);
+	slub_reap_note_alloc(c);
 	for (;;) {
 		size_t take = c->count < n - got ? c->count : n - got;
 

@@ -44,7 +44,7 @@ static struct slub_thread_hdr *thread_hdr(struct slub_thread *t)
 
 static void slub_thread_exit(void *arg);
 /* This thread's reap epoch, mod 256 (slub_reap_thread()). */
-static __thread uint8_t reap_epoch __attribute__((tls_model("initial-exec")));
+__thread uint8_t slub_reap_epoch __attribute__((tls_model("initial-exec")));
 
 /* This thread's slot for @s, set up on first use; NULL once the thread is exiting. */
 struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
@@ -79,7 +79,7 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 		if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_ACQUIRE)))
 			return NULL;
 		memset(c, 0, offsetof(struct kmem_cache_cpu, stat));
-		c->reap_epoch = reap_epoch;	/* in use from now */
+		c->reap_epoch = slub_reap_epoch;	/* in use from now */
 		__atomic_store_n(&c->cache, s, __ATOMIC_RELEASE);
 		atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
 		thread_hdr(t)->used[s->index / BITS_PER_LONG] |= 1ul << (s->index % BITS_PER_LONG);
@@ -178,24 +178,19 @@ static __thread unsigned long long reap_epoch_ns __attribute__((tls_model("initi
 __thread bool slub_reap_busy __attribute__((tls_model("initial-exec")));
 
 /*
- * A slot's allocations that went past its sheaves' objects, mod 2^16: from
- * the cpu slab, on the slow path, refilled from slabs or taken from the
- * barn.  Not alloc_cpu_sheaf, counted only with CONFIG_SLUB_STATS: the
- * allocations that its sheaves serve alone leave no trace, so a slot whose
- * sheaves keep up with it through a whole epoch (frees feeding its
- * allocations, or none) is idle, and its sheaves are flushed; if it goes
- * on, its next allocations refill them, a slow path per slub_reap_ms.
+ * A slot's allocations from its cpu slab and on the slow path, mod 2^16.
+ * An allocation that empties main marks the slot itself
+ * (slub_reap_note_alloc(): a swap with the spare, the barn or a refill).
+ * Not alloc_cpu_sheaf, counted only with CONFIG_SLUB_STATS: allocations
+ * that main serves alone leave no trace, so a slot whose main keeps up
+ * with it through a whole epoch (frees feeding its allocations, or none)
+ * is idle, and its sheaves are flushed; if it goes on, its next
+ * allocations refill them.
  */
 static uint16_t slot_allocs(struct kmem_cache_cpu *c)
 {
-	static const enum stat_item alloc_side[] = {
-		ALLOC_FASTPATH, ALLOC_SLOWPATH, SHEAF_REFILL, BARN_GET, BARN_GET_FAIL,
-	};
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < sizeof(alloc_side) / sizeof(alloc_side[0]); i++)
-		n += __atomic_load_n(&c->stat[alloc_side[i]], __ATOMIC_RELAXED);
-	return (uint16_t)n;
+	return (uint16_t)(__atomic_load_n(&c->stat[ALLOC_FASTPATH], __ATOMIC_RELAXED) +
+			  __atomic_load_n(&c->stat[ALLOC_SLOWPATH], __ATOMIC_RELAXED));
 }
 
 /*
@@ -225,10 +220,10 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	uint16_t allocs = slot_allocs(c);
 	if (allocs != c->reap_allocs) {
 		c->reap_allocs = allocs;
-		c->reap_epoch = reap_epoch;
+		c->reap_epoch = slub_reap_epoch;
 	}
 	/* Nothing allocated since before the last epoch began: a whole epoch. */
-	bool idle = (uint8_t)(reap_epoch - c->reap_epoch) >= 2;
+	bool idle = (uint8_t)(slub_reap_epoch - c->reap_epoch) >= 2;
 	if (!__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)) {
 		objs = barn_reap(s, c, reap_epoch_ns);
 		if (idle && (c->main || c->slab || c->partial)) {
@@ -265,7 +260,7 @@ void slub_reap_thread(void)
 	slub_reap_busy = true;
 	unsigned long long now = os_now_ns();
 	if (now - reap_epoch_ns >= slub_reap_ms * 1000000ull) {
-		reap_epoch++;
+		slub_reap_epoch++;
 		reap_epoch_ns = now;
 	}
 	/* The slots this thread set up, not every index: a process may have thousands of caches. */
