@@ -94,7 +94,7 @@ static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t 
 {
 	if (likely(size - 1 < MALLOC_MAX_CLASS_SIZE)) {
 		/* Slot 0 (no class yet) and slub_thread_none are empty: the slow path. */
-		void *p = slub_alloc_slot(&slub_this->cpu[malloc_class_slot(size)], gfp);
+		void *p = slub_alloc_slot(slub_slot(slub_this, malloc_class_slot(size)), gfp);
 		if (likely(p))
 			return p;
 		return malloc_cache_slow(size, gfp, _RET_IP_);
@@ -126,9 +126,16 @@ static bool huge_bad_pointer(const char *func, const void *p)
 	}
 }
 
-/* @page: the struct page of @p, NULL if kmem's memory does not hold @p. */
-static __attribute__((noinline)) void free_slow(void *p, struct page *page)
+/*
+ * @p is in no slab: NULL (whose test is the fast path's range check), a
+ * large kmalloc, a huge mapping, or a bad or foreign pointer.
+ */
+static __attribute__((noinline)) void free_slow(void *p)
 {
+	if (!p)
+		return;
+	struct page *page = virt_to_page_checked(p);
+
 	if (page) {
 		__kfree_slow(p, compound_head(page), "free");
 		return;
@@ -143,15 +150,9 @@ static __attribute__((noinline)) void free_slow(void *p, struct page *page)
 
 static __attribute__((always_inline)) inline void do_free(void *p)
 {
-	struct page *page = virt_to_page_checked(p);
-
-	if (likely(page)) {
-		if (likely(slub_free_page(page, p)))
-			return;
-		free_slow(p, page);
+	if (likely(slub_free_ptr(p)))
 		return;
-	}
-	free_slow(p, NULL);
+	free_slow(p);
 }
 
 MALLOC_API void *malloc(size_t size)
@@ -161,8 +162,6 @@ MALLOC_API void *malloc(size_t size)
 
 MALLOC_API void free(void *p)
 {
-	if (unlikely(!p))
-		return;
 	do_free(p);
 }
 

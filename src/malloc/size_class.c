@@ -4,10 +4,11 @@
 
 #include "core/cmdline.h"
 #include "malloc/size_class.h"
+#include "slab/slub.h"
 #include "platform/os.h"
 
 struct kmem_cache *malloc_class[MALLOC_NR_CLASS_ENTRIES];
-uint16_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
+uint32_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 
 static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
@@ -221,7 +222,7 @@ int malloc_classes_init(void)
 			rc = -ENOMEM;
 		__atomic_store_n(&malloc_class[i], s, __ATOMIC_RELAXED);
 		if (s)
-			__atomic_store_n(&malloc_slot[i], (uint16_t)s->index, __ATOMIC_RELAXED);
+			__atomic_store_n(&malloc_slot[i], slab_slot_offset(s->index), __ATOMIC_RELAXED);
 	}
 	kmem_unlock(&classes_lock);
 	atomic_store_explicit(&classes_state, rc ? -1 : 2, memory_order_release);

@@ -38,13 +38,14 @@
 extern struct kmem_cache *malloc_class[MALLOC_NR_CLASS_ENTRIES];
 
 /*
- * The same, as the cache's index (0, no cache's, before set-up): malloc's
- * fast path goes from the size straight to the thread's slot, one load
- * instead of two (the cache, then its index).
+ * The same, as the byte offset of the cache's slot in struct slub_thread
+ * (slab_slot_offset(); 0, slot 0's, before set-up): malloc's fast path
+ * goes from the size straight to the thread's slot, one load instead of
+ * two (the cache, then its index), and no shift (an offset needs 20 bits).
  */
-extern uint16_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
+extern uint32_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 
-static inline unsigned int malloc_class_slot(size_t size)
+static inline uint32_t malloc_class_slot(size_t size)
 {
 	return __atomic_load_n(&malloc_slot[(size + 15) >> 4], __ATOMIC_RELAXED);
 }

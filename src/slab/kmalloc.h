@@ -53,10 +53,10 @@ static inline struct page *virt_to_page_checked(const void *x)
 /* kfree() of a pointer that is not NULL or ZERO_SIZE_PTR. */
 static __attribute__((always_inline)) inline void kfree_inline(const void *p, const char *func)
 {
+	if (likely(slub_free_ptr((void *)p)))
+		return;
 	struct page *page = virt_to_page_checked(p);
 
-	if (likely(page) && likely(slub_free_page(page, (void *)p)))
-		return;
 	__kfree_slow(p, page ? compound_head(page) : NULL, func);
 }
 
