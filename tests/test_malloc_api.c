@@ -1311,6 +1311,55 @@ static int past_8k_main(void)
 	return rc;
 }
 
+/*
+ * malloc.small_first: a fresh process's first block of 5000 bytes makes
+ * its class's first slab (malloc-5120: 6 objects in order-3 slabs) of the
+ * class's minimum order, one object in 8 KiB: a program with a few blocks
+ * of a class pays their pages, not a whole slab's.  With
+ * malloc.small_first=0 (in KMEM_CMDLINE) it is of the cache's order.
+ */
+static bool run_fresh_cmdline(const char *mode, const char *cmdline);
+
+static long slab_attr(ssize_t (*rd)(const char *, char *, size_t), const char *cache, const char *name)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, name);
+	if (rd(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static int small_first_main(void)
+{
+	void *so = dlopen(getenv("LD_PRELOAD"), RTLD_NOW | RTLD_NOLOAD);
+	ssize_t (*rd)(const char *, char *, size_t) =
+		so ? (ssize_t (*)(const char *, char *, size_t))dlsym(so, "kmem_read") : NULL;
+	const char *cmdline = getenv("KMEM_CMDLINE");
+	bool off = cmdline && strstr(cmdline, "malloc.small_first=0");
+	char *p = k_malloc(5000);
+
+	if (!rd || !p)
+		return 1;
+	memset(p, 1, 5000);
+	long per_slab = slab_attr(rd, "malloc-5120", "objs_per_slab");
+	long total = slab_attr(rd, "malloc-5120", "total_objects");
+	long want = off ? per_slab : 1;
+	if (per_slab != 6 || total != want) {
+		fprintf(stderr, "small-first%s: malloc-5120 has %ld objects per slab (want 6) and %ld in all "
+			"after one block (want %ld)\n", off ? "=0" : "", per_slab, total, want);
+		return 1;
+	}
+	free(p);
+	return 0;
+}
+
+KTEST(first_slab_of_a_class_is_small)
+{
+	KT_EXPECT(run_fresh_cmdline("--small-first", "nr_cpus=2"));
+	KT_EXPECT(run_fresh_cmdline("--small-first", "nr_cpus=2 malloc.small_first=0"));
+}
+
 /* run_fresh() of @mode with KMEM_CMDLINE=@cmdline. */
 static bool run_fresh_cmdline(const char *mode, const char *cmdline)
 {
@@ -1883,6 +1932,8 @@ int main(int argc, char **argv)
 		return rlimit_as_main();
 	if (argc > 1 && !strcmp(argv[1], "--past-8k"))
 		return past_8k_main();
+	if (argc > 1 && !strcmp(argv[1], "--small-first"))
+		return small_first_main();
 
 	if (KMEM_TEST_SANITIZED) {
 		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");

@@ -21,7 +21,9 @@
  *    and 3 (but a slab made while it has none is of its minimum order,
  *    unless a bulk takes it whole); a cap below slub_max_order changes
  *    nothing, one past MAX_PAGE_ORDER is refused; kmem_cache_slab_fit()
- *    agrees.
+ *    agrees;
+ *  - kmem_cache_small_first() (malloc's classes): a cache's first slab is
+ *    of its minimum order, the next ones of its order.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -243,6 +245,45 @@ static void order_cap(void *arg)
 KTEST(order_cap_of_kmem_cache_create_order)
 {
 	KT_ASSERT_CHILD_OK(kt_fork(order_cap, "mem=64M nr_cpus=2"));
+}
+
+/*
+ * kmem_cache_small_first(): the first slab of a 1 KiB-object cache (order
+ * 2, 16 objects with nr_cpus=2) is of its minimum order, 0 (4 objects);
+ * the next ones of its order.  Without the call every slab is of order 2.
+ */
+static void small_first(void *arg)
+{
+	KT_ASSERT_EQ(kmem_init(arg), 0);
+	struct kmem_cache *plain = kmem_cache_create("kt_sf_plain", 1024, 16, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *sf = kmem_cache_create("kt_sf", 1024, 16, SLAB_NO_MERGE, NULL);
+	KT_ASSERT(plain && sf);
+	KT_EXPECT(attr("kt_sf", "order") == 2 && attr("kt_sf", "objs_per_slab") == 16);
+	kmem_cache_small_first(sf);
+
+	void *x[64], *y[64];
+	unsigned int order0 = 0, order2 = 0, plain2 = 0;
+	for (int i = 0; i < 64; i++) {
+		x[i] = kmem_cache_alloc(sf, GFP_KERNEL);
+		y[i] = kmem_cache_alloc(plain, GFP_KERNEL);
+		KT_ASSERT(x[i] && y[i]);
+		unsigned int order = compound_order(slab_page(virt_to_slab(x[i])));
+		order0 += order == 0;
+		order2 += order == 2;
+		plain2 += compound_order(slab_page(virt_to_slab(y[i]))) == 2;
+	}
+	KT_EXPECT(order0 == 4);
+	KT_EXPECT(order2 == 60);
+	KT_EXPECT(plain2 == 64);
+	for (int i = 0; i < 64; i++) {
+		kmem_cache_free(sf, x[i]);
+		kmem_cache_free(plain, y[i]);
+	}
+}
+
+KTEST(small_first_makes_the_first_slab_of_minimum_order)
+{
+	KT_ASSERT_CHILD_OK(kt_fork(small_first, "mem=64M nr_cpus=2"));
 }
 
 KTEST_MAIN((void)0)

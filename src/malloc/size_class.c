@@ -13,6 +13,10 @@ uint32_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
 	   "malloc size classes every 16 B to 128, then eight per doubling (0: kmalloc's power-of-two buckets only)");
+/* The caches malloc uses make their first slab of minimum order (kmem_cache_small_first()). */
+static bool malloc_small_first = true;
+kmem_param("malloc.small_first", malloc_small_first, bool,
+	   "a malloc class's first slab is of its minimum order (0: of the cache's order)");
 
 #define NR_OWN_CLASSES	72	/* every candidate to 16 KiB (64), when none is a kmalloc bucket (slab_debug=Z) */
 static struct kmem_cache *own_caches[NR_OWN_CLASSES];
@@ -221,6 +225,8 @@ int malloc_classes_init(void)
 		if (err)
 			rc = -ENOMEM;
 		__atomic_store_n(&malloc_class[i], s, __ATOMIC_RELAXED);
+		if (s && malloc_small_first)
+			kmem_cache_small_first(s);
 		if (s)
 			__atomic_store_n(&malloc_slot[i], slab_slot_offset(s->index), __ATOMIC_RELAXED);
 	}

@@ -212,6 +212,11 @@ KMEM_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int siz
 	return create_cache(name, size, align, flags, ctor, 0);
 }
 
+void kmem_cache_small_first(struct kmem_cache *s)
+{
+	__atomic_store_n(&s->small_first, true, __ATOMIC_RELAXED);
+}
+
 struct kmem_cache *kmem_cache_create_order(const char *name, unsigned int size, unsigned int align,
 					   slab_flags_t flags, unsigned int max_order)
 {

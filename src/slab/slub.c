@@ -51,12 +51,14 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 
 	/*
 	 * A cache with slabs past slub_max_order (kmem_cache_create_order():
-	 * malloc's 9-14 KiB classes in 128 KiB slabs) that has no slab takes
-	 * one of its minimum order: a program with one such block pays a
-	 * block's pages, not 32 of them (a new slab is touched through, its
-	 * freelist).
+	 * malloc's 9-14 KiB classes in 128 KiB slabs), or one its user asked
+	 * it of (kmem_cache_small_first(): malloc's classes), that has no slab
+	 * takes one of its minimum order: a program with a few objects of it
+	 * pays their pages, not a whole slab's (a new slab is touched through,
+	 * its freelist).  Its later slabs are of the cache's order.
 	 */
-	if (unlikely(s->order_cap) && !whole && !atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed))
+	if (unlikely(s->order_cap || __atomic_load_n(&s->small_first, __ATOMIC_RELAXED)) && !whole &&
+	    !atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed))
 		oo = s->min;
 
 	/*
