@@ -104,8 +104,6 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	__atomic_store_n(&slab->obj_base, (uintptr_t)slab_address(slab) + s->red_left_pad,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&slab->obj_span, *objects * s->size, __ATOMIC_RELAXED);
-	for (unsigned int i = 0; i < (1u << oo_order(oo)); i++)
-		page_map_set(page + i, slab_map_word(s->index, i));
 	slab_released_init(slab, oo_order(oo));
 	return slab;
 }
@@ -120,11 +118,24 @@ void count_slabs(struct kmem_cache *s, long nr, long objects, long pages)
 							       : NR_SLAB_UNRECLAIMABLE, pages);
 }
 
-/* Publish @slab (state set, counted) as a slab. */
+/*
+ * Publish @slab (state set, counted) as a slab: its page map words, which
+ * the free fast path trusts (slub_free_ptr()), then PG_slab, which the
+ * other paths check, last.  A free of a foreign pointer racing with the
+ * slab's making (a double free of an object of the slab these pages were
+ * before) must not see a half-built slab.  Nothing hands out a new slab's
+ * objects before this.
+ */
 void publish_slab_uncounted(struct slab *slab)
 {
-	/* PG_slab last: kfree() of a foreign pointer must not see a half-built slab. */
-	page_set_flag(slab_page(slab), PG_slab);
+	struct page *page = slab_page(slab);
+	unsigned int index = slab->slab_cache->index;
+
+	/* After the slab's fields and state (x86: a compiler barrier). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < (1u << compound_order(page)); i++)
+		page_map_set(page + i, slab_map_word(index, i));
+	page_set_flag(page, PG_slab);
 }
 
 static void publish_slab(struct kmem_cache *s, struct slab *slab, unsigned int objects)
@@ -163,12 +174,16 @@ void discard_slab_uncounted(struct slab *slab)
 	struct page *page = slab_page(slab);
 	unsigned int order = compound_order(page);
 
-	slab_released_drop(slab->slab_cache, slab);
-	page_clear_flag(page, PG_slab);
-	memset(&slab->slab_cache, 0, sizeof(*slab) - offsetof(struct slab, slab_cache));
-	/* Its pages may become anything: their map words must not lead to a head. */
+	/*
+	 * Unpublished in the reverse order: the map words first, so that a
+	 * racing free of a stale pointer finds no slab here rather than one
+	 * whose fields are being cleared; its pages may become anything.
+	 */
 	for (unsigned int i = 0; i < (1u << order); i++)
 		page_map_set(page + i, 0);
+	page_clear_flag(page, PG_slab);
+	slab_released_drop(slab->slab_cache, slab);
+	memset(&slab->slab_cache, 0, sizeof(*slab) - offsetof(struct slab, slab_cache));
 	__free_pages(page, order);
 }
 

@@ -239,13 +239,14 @@ static inline bool slub_thread_live(void)
  * A slab page's page map word (mm.h), in every page of the slab: the byte
  * offset of its cache's slot in struct slub_thread (bits 0..19), so that
  * kfree() finds the slot with one load indexed by the pointer's pfn
- * (slub_free_page()), and the page's distance from the slab's head page
+ * (slub_free_ptr()), and the page's distance from the slab's head page
  * (bits 20..30), so that it finds the struct slab without reading the tail
  * struct page: the page map is 4 bytes a page and stays in cache where
  * mem_map, 64 bytes a page, does not (frag: a quarter of free()'s misses).
- * Slot 0 belongs to no cache, so a slab page's word is never 0, and a
- * discarded slab's words are cleared: any other page's word is 0, so its
- * "head" is itself, which is not PG_slab.
+ * Slot 0 belongs to no cache, so a slab page's word is never 0, and the
+ * words are set when the slab is published and cleared first when it is
+ * discarded (slub.c): any other page's word is 0, which is how the free
+ * fast path tells a slab page.
  */
 #define SLAB_MAP_HEAD_SHIFT	20
 
@@ -624,17 +625,20 @@ static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s
  * kmem_cache_alloc + kfree pair).  The same word gives the head, off that
  * chain, and says whether the page is a slab's at all: a slab page's word
  * is never 0 and every other page's is, so there is no PG_slab test and
- * no struct page of @x's own page to compute (a word is set before the
- * slab's state and cleared after PG_slab, see slub.c).  One index, pfn -
+ * no struct page of @x's own page to compute (the words are set last when
+ * a slab is published and cleared first when it is discarded, see
+ * publish_slab_uncounted()).  One index, pfn -
  * base_pfn, serves the range check, the map and mem_map, and NULL fails
  * the range check (free(NULL) needs no test of its own): free() 57 -> 50
  * instructions.
  */
 static __attribute__((always_inline)) inline bool slub_free_ptr(void *x)
 {
+	/* Online pages first (acquire): base_pfn is set before memory comes online. */
+	unsigned long online = mm_online_pages();
 	unsigned long idx = ((uintptr_t)x >> PAGE_SHIFT) - mm_model.base_pfn;
 
-	if (unlikely(idx >= mm_online_pages()))
+	if (unlikely(idx >= online))
 		return false;
 	uint32_t word = __atomic_load_n(&mm_model.page_map[idx], __ATOMIC_RELAXED);
 
