@@ -715,7 +715,7 @@ KTEST(a_barn_round_lasts_slub_reap_ms)
 /*
  * A reaped slot starts again as a new thread's: its sheaves had grown to 508
  * objects in bursts; after the reaps (the slot's, then the barn's) one
- * allocation refills 8 from slabs (the ramp), not 508 that the next reap
+ * allocation refills 2 from slabs (the ramp), not 508 that the next reap
  * would flush again.
  */
 static void child_grown_then_reaped(void)

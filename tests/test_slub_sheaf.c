@@ -4,8 +4,8 @@
  * kernel-mm.md §1.10), booted with nr_cpus=2, slub_sheaves=1 and slub_sheaf_grow_kb=0
  * (growth is tested in a child booted with it on).
  *
- *  - A thread's first refills take 8, 16, 32 objects (fewer for objects
- *    over 512 B), from the node's partial slabs: threads that allocate a
+ *  - A thread's first refills take 2, 4, 8, 16, 32 objects (fewer for objects
+ *    over 2 KiB), from the node's partial slabs: threads that allocate a
  *    few objects share slabs instead of holding a cpu slab each.
  *  - sheaf_capacity: slub_sheaf_capacity() by slot size (60, 28, 20, 12, 4,
  *    0 for debug caches), the cache field and the sysfs file agree, for
@@ -379,38 +379,42 @@ static void *ramp_thread(void *arg)
 }
 
 /*
- * A thread's first refills of a cache take 8, 16, 32 objects, then full
- * sheaves (CAP); the slab's other objects stay on the cpu freelist.  Each
- * thread ramps on its own.
+ * A thread's first refills of a cache take 2, 4, 8, 16, 32 objects, then
+ * full sheaves (CAP); the slab's other objects stay on the cpu freelist.
+ * Each thread ramps on its own.
  */
 KTEST(refill_ramp)
 {
 	struct kmem_cache *s = cache64_bare("kt_sheaf_ramp");
 	unsigned long sizes[8];
 	struct ramp other = { .s = s };
-	static const unsigned long want[] = { 8, 16, 32, CAP, CAP };
+	static const unsigned long want[] = { 2, 4, 8, 16, 32, CAP, CAP };
 	pthread_t t;
 
 	KT_ASSERT(s);
 	int n = refill_sizes(s, sizes, 8);
-	KT_ASSERT(n >= 5);
-	for (int i = 0; i < 5; i++)
+	KT_ASSERT(n >= 7);
+	for (int i = 0; i < 7; i++)
 		if (sizes[i] != want[i])
 			KT_FAIL("refill %d: %lu objects, want %lu", i + 1, sizes[i], want[i]);
 	/* Refills only ever fill main: between them, the cpu slab's freelist. */
 	KT_EXPECT(stat_of(s, ALLOC_FASTPATH) > 0);
 	KT_ASSERT(pthread_create(&t, NULL, ramp_thread, &other) == 0);
 	pthread_join(t, NULL);
-	KT_EXPECT(other.first == 8);
+	KT_EXPECT(other.first == 2);
 	kmem_cache_destroy(s);
 
-	/* Objects over 512 bytes start from a page's worth: 2048-byte ones 2, 4, 8, then 12. */
+	/*
+	 * 2048-byte ones (16 a slab) 2, 4, 8; the fourth takes the 2 the
+	 * shared slab has left (a short refill, as the ramp's are), the fifth
+	 * 12 (its sheaf's capacity) from a new slab, and so on.
+	 */
 	struct kmem_cache *big = kmem_cache_create("kt_sheaf_ramp2k", 2048, 0, SLAB_NO_MERGE, NULL);
-	static const unsigned long want2k[] = { 2, 4, 8, 12, 12 };
+	static const unsigned long want2k[] = { 2, 4, 8, 2, 12, 12 };
 	KT_ASSERT(big && big->sheaf_capacity == 12);
 	n = refill_sizes(big, sizes, 8);
-	KT_ASSERT(n >= 5);
-	for (int i = 0; i < 5; i++)
+	KT_ASSERT(n >= 6);
+	for (int i = 0; i < 6; i++)
 		if (sizes[i] != want2k[i])
 			KT_FAIL("2k refill %d: %lu objects, want %lu", i + 1, sizes[i], want2k[i]);
 	kmem_cache_destroy(big);

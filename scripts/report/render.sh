@@ -221,7 +221,7 @@ fi
 		sed -n '/^allocator/,$p' "$raw/bench_threads_rss.txt"
 		echo '```'
 		echo
-		echo "kmem: a thread's first refills of a class (8 objects, a page's worth over 512 B) come"
+		echo "kmem: a thread's first refills of a class (2, 4, 8, 16, 32 objects; one first over 2 KiB) come"
 		echo "from slabs shared with other threads, so a thread that holds a few objects pins its"
 		echo "sheaves' spare objects and its per-thread slots, not a slab per class (design.md §8.6)."
 		echo

@@ -160,8 +160,8 @@ _Static_assert(sizeof(struct slab_sheaf) == SLAB_SHEAF_HDR, "sheaf header size")
 
 /* ---- per-thread state ---------------------------------------------- */
 
-/* A thread's first refills of a sheaf from slabs take 8, 16, 32 objects. */
-#define SHEAF_RAMP	3
+/* A thread's first refills of a sheaf from slabs take 2, 4, 8, 16, 32 objects. */
+#define SHEAF_RAMP	5
 
 struct kmem_cache_cpu {
 	/*
