@@ -213,6 +213,12 @@ static inline void page_map_set(const struct page *page, uint32_t v)
 	__atomic_store_n(&mm_model.page_map[page - mm_model.mem_map], v, __ATOMIC_RELAXED);
 }
 
+/* page_map_set() after the stores before it (a slab's fields and state). */
+static inline void page_map_publish(const struct page *page, uint32_t v)
+{
+	__atomic_store_n(&mm_model.page_map[page - mm_model.mem_map], v, __ATOMIC_RELEASE);
+}
+
 /* ---- migratetypes and pageblocks ----------------------------------- */
 
 enum migratetype {

@@ -131,10 +131,9 @@ void publish_slab_uncounted(struct slab *slab)
 	struct page *page = slab_page(slab);
 	unsigned int index = slab->slab_cache->index;
 
-	/* After the slab's fields and state (x86: a compiler barrier). */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* Release stores: after the slab's fields and state (x86: plain moves). */
 	for (unsigned int i = 0; i < (1u << compound_order(page)); i++)
-		page_map_set(page + i, slab_map_word(index, i));
+		page_map_publish(page + i, slab_map_word(index, i));
 	page_set_flag(page, PG_slab);
 }
 
