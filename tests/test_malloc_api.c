@@ -659,9 +659,10 @@ static bool class_slabinfo_cost(const char *buf, size_t size, unsigned long *pag
 KTEST(size_classes)
 {
 	/*
-	 * Every 16 B up to 128, eight classes per doubling from there, less
-	 * those whose objects cost no less slab than a larger class's
-	 * (size_class.c): the usable size is the class.
+	 * Every 16 B up to 128, eight classes per doubling from there to 4
+	 * KiB, then the sizes that fill a 128 KiB slab k times (k = 31 down
+	 * to 9), less those whose objects cost no less slab than a larger
+	 * class's (size_class.c): the usable size is the class.
 	 * Classes that are kmalloc buckets come from kmalloc-<n>; the others
 	 * from malloc-<n>, listed in /proc/slabinfo.  With slab_debug= the
 	 * slots grow and other classes may win: the table is for the
@@ -670,14 +671,15 @@ KTEST(size_classes)
 	static const size_t cases[][2] = {
 		{ 1, 16 }, { 17, 32 }, { 33, 48 }, { 100, 112 }, { 129, 144 }, { 200, 208 },
 		{ 257, 288 }, { 300, 320 }, { 500, 512 }, { 513, 576 }, { 1000, 1024 }, { 1100, 1152 },
-		{ 1537, 1664 }, { 2100, 2304 }, { 3300, 3584 }, { 4376, 4608 }, { 5000, 5120 },
-		{ 5500, 6144 }, { 7000, 8192 }, { 8192, 8192 },
+		{ 1537, 1664 }, { 2100, 2304 }, { 3300, 3584 }, { 4096, 4096 }, { 4100, 4224 },
+		{ 4376, 4512 }, { 5000, 5040 }, { 5500, 5696 }, { 7000, 7280 }, { 8000, 8192 },
+		{ 8192, 8192 },
 		/*
 		 * Past kmalloc's caches: a class while it costs less slab than a
-		 * buddy block (their slabs up to 128 KiB).
+		 * buddy block (their slabs 128 KiB).
 		 */
-		{ 8193, 9216 }, { 8480, 9216 }, { 10240, 10240 }, { 10241, 11264 }, { 12000, 16384 },
-		{ 12289, 14336 }, { 14337, 16384 }, { 16384, 16384 }, { 16385, 32768 },
+		{ 8193, 8736 }, { 8480, 8736 }, { 10240, 10912 }, { 11000, 11904 }, { 12000, 16384 },
+		{ 12289, 13104 }, { 14337, 14560 }, { 14561, 16384 }, { 16384, 16384 }, { 16385, 32768 },
 	};
 	static char buf[256 * 1024];
 	char rz[8] = "";
@@ -697,9 +699,12 @@ KTEST(size_classes)
 	KT_ASSERT(so_kmem_read("/proc/slabinfo", buf, sizeof(buf)) > 0);
 	KT_EXPECT(strstr(buf, "\nmalloc-320 ") != NULL);
 	if (!debug) {
-		KT_EXPECT(strstr(buf, "\nmalloc-4608 ") != NULL);
-		/* 4 objects a 32 KiB slab, as 8192's: no class of its own. */
-		KT_EXPECT(strstr(buf, "\nmalloc-7168 ") == NULL);
+		/* 29 to a 128 KiB slab (32 pages), 4519 bytes each. */
+		KT_EXPECT(strstr(buf, "\nmalloc-4512 ") != NULL);
+		unsigned long pages = 0, objs = 0;
+		KT_EXPECT(slabinfo_cost(buf, "malloc-4512", &pages, &objs) && pages == 32 && objs == 29);
+		/* An eighth of 4 KiB is no class past 4 KiB any more. */
+		KT_EXPECT(strstr(buf, "\nmalloc-4608 ") == NULL);
 		/* 8 in a 128 KiB slab, 16384 bytes each: no less than a buddy block. */
 		KT_EXPECT(strstr(buf, "\nmalloc-15360 ") == NULL);
 	}
@@ -1290,8 +1295,8 @@ static int past_8k_main(void)
 	char *p = k_malloc(9000);
 	int rc = 0;
 
-	if (!p || k_usable(p) != 9216) {
-		fprintf(stderr, "past-8k: the first malloc(9000) got usable size %zu, want 9216\n",
+	if (!p || k_usable(p) != 9360) {
+		fprintf(stderr, "past-8k: the first malloc(9000) got usable size %zu, want 9360\n",
 			p ? k_usable(p) : 0);
 		rc = 1;
 	}
@@ -1312,11 +1317,15 @@ static int past_8k_main(void)
 }
 
 /*
- * malloc.small_first: a fresh process's first block of 5000 bytes makes
- * its class's first slab (malloc-5120: 6 objects in order-3 slabs) of the
- * class's minimum order, one object in 8 KiB: a program with a few blocks
+ * malloc.small_first: a fresh process's first block of 1500 bytes makes
+ * its class's first slab (malloc-1536: 21 objects in order-3 slabs) of the
+ * class's minimum order, two objects in 4 KiB: a program with a few blocks
  * of a class pays their pages, not a whole slab's.  With
- * malloc.small_first=0 (in KMEM_CMDLINE) it is of the cache's order.
+ * malloc.small_first=0 (in KMEM_CMDLINE) it is of the cache's order.  The
+ * classes past 4 KiB (128 KiB slabs) always grow their slabs: 60 blocks of
+ * 5000 bytes (malloc-5040, 26 a slab) take slabs of 1, 3, 6, 13, 26 and
+ * 26 objects, 75 in all, not three whole slabs' 78 (and their first block
+ * 8 KiB, not 128).
  */
 static bool run_fresh_cmdline(const char *mode, const char *cmdline);
 
@@ -1337,21 +1346,37 @@ static int small_first_main(void)
 		so ? (ssize_t (*)(const char *, char *, size_t))dlsym(so, "kmem_read") : NULL;
 	const char *cmdline = getenv("KMEM_CMDLINE");
 	bool off = cmdline && strstr(cmdline, "malloc.small_first=0");
-	char *p = k_malloc(5000);
+	char *p = k_malloc(1500), *q[60];
+	int rc = 0;
 
 	if (!rd || !p)
 		return 1;
-	memset(p, 1, 5000);
-	long per_slab = slab_attr(rd, "malloc-5120", "objs_per_slab");
-	long total = slab_attr(rd, "malloc-5120", "total_objects");
-	long want = off ? per_slab : 1;
-	if (per_slab != 6 || total != want) {
-		fprintf(stderr, "small-first%s: malloc-5120 has %ld objects per slab (want 6) and %ld in all "
+	memset(p, 1, 1500);
+	long per_slab = slab_attr(rd, "malloc-1536", "objs_per_slab");
+	long total = slab_attr(rd, "malloc-1536", "total_objects");
+	long want = off ? per_slab : 2;
+	if (per_slab != 21 || total != want) {
+		fprintf(stderr, "small-first%s: malloc-1536 has %ld objects per slab (want 21) and %ld in all "
 			"after one block (want %ld)\n", off ? "=0" : "", per_slab, total, want);
-		return 1;
+		rc = 1;
 	}
+	for (int i = 0; i < 60; i++) {
+		q[i] = k_malloc(5000);
+		if (!q[i])
+			return 1;
+		memset(q[i], 2, 5000);
+	}
+	per_slab = slab_attr(rd, "malloc-5040", "objs_per_slab");
+	total = slab_attr(rd, "malloc-5040", "total_objects");
+	if (per_slab != 26 || total != 75) {
+		fprintf(stderr, "small-first%s: malloc-5040 has %ld objects per slab (want 26) and %ld in all "
+			"after 60 blocks (want 75)\n", off ? "=0" : "", per_slab, total);
+		rc = 1;
+	}
+	for (int i = 0; i < 60; i++)
+		free(q[i]);
 	free(p);
-	return 0;
+	return rc;
 }
 
 KTEST(first_slab_of_a_class_is_small)

@@ -18,12 +18,12 @@
  *    caches are two caches, or one with an alias;
  *  - kmem_cache_create_order() (malloc's classes past 8 KiB): a 9216-byte
  *    cache gets order 5 and 14 objects where slub_max_order gives order 3
- *    and 3 (but a slab made while it has none is of its minimum order,
- *    unless a bulk takes it whole); a cap below slub_max_order changes
+ *    and 3 (but its slabs grow to that from its minimum order, unless a
+ *    bulk takes them whole); a cap below slub_max_order changes
  *    nothing, one past MAX_PAGE_ORDER is refused; kmem_cache_slab_fit()
  *    agrees;
  *  - kmem_cache_small_first() (malloc's classes): a cache's first slab is
- *    of its minimum order, the next ones of its order.
+ *    of its minimum order, each next one an order more, up to its order.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -206,20 +206,21 @@ static void order_cap(void *arg)
 	struct kmem_cache *twin = kmem_cache_create_order("kt_cap_5b", 9216, 16, 0, 5);
 	KT_EXPECT(twin && twin != big);
 	/*
-	 * Live slabs have the order, but the first: one block's worth of pages
-	 * (order 2, one object), so that a program with one such block does
-	 * not pay 128 KiB.
+	 * Live slabs grow to the order: the first is one block's worth of
+	 * pages (order 2, one object), each next one an order more (3, 7,
+	 * then 14 objects), so that a program with one such block does not
+	 * pay 128 KiB.
 	 */
 	void *x[16];
-	unsigned int small = 0, large = 0;
+	unsigned int by_order[6] = { 0 };
 	for (int i = 0; i < 16; i++) {
 		x[i] = kmem_cache_alloc(big, GFP_KERNEL);
 		KT_ASSERT(x[i]);
 		unsigned int order = compound_order(slab_page(virt_to_slab(x[i])));
-		small += order == 2;
-		large += order == 5;
+		if (order < 6)
+			by_order[order]++;
 	}
-	KT_EXPECT(small == 1 && large == 15);
+	KT_EXPECT(by_order[2] == 1 && by_order[3] == 3 && by_order[4] == 7 && by_order[5] == 5);
 	for (int i = 0; i < 16; i++)
 		kmem_cache_free(big, x[i]);
 	/* The low cap changed nothing: its first slab is an ordinary one. */
@@ -249,8 +250,9 @@ KTEST(order_cap_of_kmem_cache_create_order)
 
 /*
  * kmem_cache_small_first(): the first slab of a 1 KiB-object cache (order
- * 2, 16 objects with nr_cpus=2) is of its minimum order, 0 (4 objects);
- * the next ones of its order.  Without the call every slab is of order 2.
+ * 2, 16 objects with nr_cpus=2) is of its minimum order, 0 (4 objects),
+ * the next one of order 1 (8), the others of its order.  Without the call
+ * every slab is of order 2.
  */
 static void small_first(void *arg)
 {
@@ -262,18 +264,20 @@ static void small_first(void *arg)
 	kmem_cache_small_first(sf);
 
 	void *x[64], *y[64];
-	unsigned int order0 = 0, order2 = 0, plain2 = 0;
+	unsigned int order0 = 0, order1 = 0, order2 = 0, plain2 = 0;
 	for (int i = 0; i < 64; i++) {
 		x[i] = kmem_cache_alloc(sf, GFP_KERNEL);
 		y[i] = kmem_cache_alloc(plain, GFP_KERNEL);
 		KT_ASSERT(x[i] && y[i]);
 		unsigned int order = compound_order(slab_page(virt_to_slab(x[i])));
 		order0 += order == 0;
+		order1 += order == 1;
 		order2 += order == 2;
 		plain2 += compound_order(slab_page(virt_to_slab(y[i]))) == 2;
 	}
 	KT_EXPECT(order0 == 4);
-	KT_EXPECT(order2 == 60);
+	KT_EXPECT(order1 == 8);
+	KT_EXPECT(order2 == 52);
 	KT_EXPECT(plain2 == 64);
 	for (int i = 0; i < 64; i++) {
 		kmem_cache_free(sf, x[i]);

@@ -49,18 +49,20 @@ function kclass(s,    c) {
 }
 
 # kmem's malloc size class (src/malloc/size_class.c, the default
-# malloc.fine_classes=1): every 16 B up to 128, then eight per doubling,
-# less the classes whose objects cost no less slab than a larger class's
-# (with the default order-3 slabs on 2 CPUs: 3328, 3840, 5632, 6656, 7168
-# and 7680 go; the slab calculation depends on the CPU count, so on other
-# machines this model may differ a little from malloc); at least 16.
+# malloc.fine_classes=1): every 16 B up to 128, then eight per doubling to
+# 4 KiB, less the classes whose objects cost no less slab than a larger
+# class's (with the default order-3 slabs on 2 CPUs: 3328 and 3840 go; the
+# slab calculation depends on the CPU count, so on other machines this
+# model may differ a little from malloc), then the sizes that fill a 128
+# KiB slab k times (k = 31 down to 16, to 8 KiB); at least 16.
 function mclass(s,    i) {
 	if (s <= 128)
 		return s <= 16 ? 16 : int((s + 15) / 16) * 16
 	if (!nMC)
 		nMC = split("144 160 176 192 208 224 240 256 288 320 352 384 416 448 480 512 " \
 			    "576 640 704 768 832 896 960 1024 1152 1280 1408 1536 " \
-			    "1664 1792 1920 2048 2304 2560 2816 3072 3584 4096 4608 5120 6144 8192", MC, " ")
+			    "1664 1792 1920 2048 2304 2560 2816 3072 3584 4096 4224 4368 4512 4672 4848 " \
+			    "5040 5232 5456 5696 5952 6240 6544 6896 7280 7696 8192", MC, " ")
 	for (i = 1; i < nMC && MC[i] < s; i++)
 		;
 	return MC[i]
@@ -564,8 +566,9 @@ END {
 	rf_ll1 = round_loguniform(8, 13, 1); rf_ll3 = round_loguniform(6, 12, 1)
 	rk_small = round_uniform(16, 512, 0); rk_big = round_uniform(2048, 8192, 0)
 	rk_ll1 = round_loguniform(8, 13, 0); rk_ll3 = round_loguniform(6, 12, 0)
-	classes = "kmem's malloc size classes (every 16 B up to 128 B, then eight per doubling: " \
-		  "144, 160, ..., 256, 288, ..., 1152, 1280, ..., 8 KiB; malloc.fine_classes=1)"
+	classes = "kmem's malloc size classes (every 16 B up to 128 B, then eight per doubling to 4 KiB: " \
+		  "144, 160, ..., 256, 288, ..., 1152, 1280, ..., 4096, then the sizes that fill a 128 KiB slab " \
+		  "k times: 4224, 4368, 4512, ..., 7696, 8192; malloc.fine_classes=1)"
 	printf "\n### Where kmem loses, and why\n\n" > dt
 	if (!nlose)
 		printf "kmem is within 1.2x of the best peer in time on every workload.\n\n" > dt

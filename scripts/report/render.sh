@@ -240,8 +240,8 @@ fi
 		echo '```'
 		echo
 		echo "sqlite3 keeps its pages in blocks of the page size plus a header: 4376 bytes for 4 KiB"
-		echo "pages, which kmem's class of 4608 holds 7 to a 32 KiB slab (4681 bytes each); 8480 bytes"
-		echo "for 8 KiB pages, which its class of 9216 holds 14 to a 128 KiB slab (9362 bytes each)."
+		echo "pages, which kmem's class of 4512 holds 29 to a 128 KiB slab (4519 bytes each); 8480 bytes"
+		echo "for 8 KiB pages, which its class of 8736 holds 15 to a 128 KiB slab (8738 bytes each)."
 		echo "glibc's heap fits each block to 16 bytes; jemalloc's class for 8480 is 10240."
 		echo
 	fi

@@ -12,7 +12,7 @@ uint32_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 
 static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
-	   "malloc size classes every 16 B to 128, then eight per doubling (0: kmalloc's power-of-two buckets only)");
+	   "malloc size classes every 16 B to 128, then eight per doubling to 4 KiB, then those of 128 KiB slabs (0: kmalloc's power-of-two buckets only)");
 /* The caches malloc uses make their first slab of minimum order (kmem_cache_small_first()). */
 static bool malloc_small_first = true;
 kmem_param("malloc.small_first", malloc_small_first, bool,
@@ -25,21 +25,43 @@ static kmem_lock_t classes_lock = KMEM_LOCK_INIT;
 static atomic_int classes_state;	/* 0 none, 1 being set up, 2 done, -1 failed */
 
 /*
+ * Past 4 KiB the classes are those of 128 KiB slabs (order 5,
+ * kmem_cache_create_order()): the largest 16-byte multiple that fits k to
+ * a slab, for k = 31 down to 9 (4224, 4368, 4512, ..., 8192, 8736, 9360,
+ * ..., 14560).  An object then costs its size plus under 1% of the slab's
+ * rest, where eighths of a power of two in 32 KiB slabs cost up to 12.5%
+ * plus the slab's rest: sqlite3's 4376-byte page blocks took 4681 bytes
+ * each (malloc-4608, 7 a slab), now 4519 (malloc-4512, 29 a slab).  A
+ * young cache's slabs grow to that order from its minimum (allocate_slab()),
+ * so a program with a few such blocks does not pay 128 KiB a class.
+ */
+#define MALLOC_SLAB_CLASS_MIN	4096
+#define MALLOC_SLAB_BYTES	(PAGE_SIZE << 5)
+
+static unsigned int slab_class_of(unsigned int size)
+{
+	unsigned int k = (unsigned int)(MALLOC_SLAB_BYTES / size);
+
+	while (k > 1 && ((MALLOC_SLAB_BYTES / k) & ~15ul) < size)
+		k--;
+	return (unsigned int)((MALLOC_SLAB_BYTES / k) & ~15ul);
+}
+
+/*
  * The class @size falls in: the next multiple of 16 up to 128, then of an
  * eighth of the power of two below (144, 160, ... 256, 288, ... 512, 576,
- * ...), so a block wastes at most 12.5% and 6% on average.  Big blocks
- * are often a power of two plus a header (sqlite3's page cache holds
- * 4096-byte pages in 4376-byte blocks): a quarter would round them up to
- * 5120, 17% more, where an eighth gives 4608 (5%).  Below 1 KiB jemalloc
- * and mimalloc space theirs by quarters; eighths there took frag's
- * resident size after its 90% free from 307 to 297 MB and longlived's
- * from 232 to 229 (docs/benchmarks.md, session 17).  These are the
- * candidates; best_class() picks among them.
+ * ... 4096), so a block wastes at most 12.5% and 6% on average, then
+ * slab_class_of().  Below 1 KiB jemalloc and mimalloc space theirs by
+ * quarters; eighths there took frag's resident size after its 90% free
+ * from 307 to 297 MB and longlived's from 232 to 229 (docs/benchmarks.md,
+ * session 17).  These are the candidates; best_class() picks among them.
  */
 static unsigned int class_of(unsigned int size)
 {
 	if (size <= 128)
 		return (size + 15) & ~15u;
+	if (size > MALLOC_SLAB_CLASS_MIN)
+		return slab_class_of(size);
 	unsigned int step = 1u << (31 - __builtin_clz(size - 1)) >> 3;
 	return (size + step - 1) & ~(step - 1);
 }
@@ -64,21 +86,22 @@ static bool bucket_fits_malloc(const struct kmem_cache *s)
 }
 
 /*
- * Past kmalloc's caches a size's other home is a buddy block (16 KiB for
- * 8193 bytes), and slub_max_order's 32 KiB slabs hold only three 10 KiB
- * objects: 10923 bytes each.  Slabs of up to 128 KiB fit eight to
- * fourteen, so a class every KiB pays there: sqlite3 with 8 KiB pages keeps
- * them in 8480-byte blocks, 9362 bytes each in malloc-9216's slabs (peak
- * 126 -> 110 MB).  Not below 8 KiB: a new slab touches every page (its
- * freelist runs through them), and 128 KiB slabs for the 4-8 KiB classes
- * cost a short-lived process 20% more page faults (bench_startup) for 1%
- * off frag's peak.
+ * The classes past 4 KiB have slabs of 128 KiB (order 5, past
+ * slub_max_order: kmem_cache_create_order()).  Past kmalloc's caches a
+ * size's other home is a buddy block (16 KiB for 8193 bytes), and
+ * slub_max_order's 32 KiB slabs hold only three 10 KiB objects: 10923
+ * bytes each; sqlite3 with 8 KiB pages keeps them in 8480-byte blocks,
+ * 8738 bytes each in malloc-8736's slabs (peak 126 -> 103 MB; 110 with
+ * eighths of 8 KiB).  A new slab touches every page (its freelist runs
+ * through them): such a cache's slabs grow from its minimum order
+ * (allocate_slab()), or 128 KiB slabs for the 4-8 KiB classes would cost
+ * a short-lived process 20% more page faults (bench_startup).
  */
 #define MALLOC_BIG_CLASS_ORDER	5
 
 static unsigned int class_order_cap(unsigned int cls)
 {
-	return cls > KMALLOC_MAX_CACHE_SIZE ? MALLOC_BIG_CLASS_ORDER : 0;
+	return cls > MALLOC_SLAB_CLASS_MIN ? MALLOC_BIG_CLASS_ORDER : 0;
 }
 
 /*

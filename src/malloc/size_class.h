@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * malloc's size classes up to KMALLOC_MAX_CACHE_SIZE and a little beyond (see
- * MALLOC_MAX_CLASS_SIZE): every 16 B up to 128, then eight per doubling,
- * less those no cheaper in slab than a larger one (size_class.c).  kmalloc's own
+ * MALLOC_MAX_CLASS_SIZE): every 16 B up to 128, then eight per doubling to
+ * 4 KiB, then the sizes that fill a 128 KiB slab k times, less those no
+ * cheaper in slab than a larger one (size_class.c).  kmalloc's own
  * buckets are powers of two (plus 96 and 192), which rounds a 300-byte
  * request up to 512: fine for the kernel's callers, who size their
  * structures to fit, but 1.3x the memory for a program whose sizes are
@@ -22,7 +23,7 @@
  * Classes may go past kmalloc's caches, up to 16 KiB: from 8 KiB a block
  * is otherwise a whole buddy block (16 KiB for 8193 bytes), and a class is
  * made where its slab costs less than the block's pages the size covers
- * (9216, 10240, 11264 and 14336, in slabs of up to 128 KiB).  Sizes with
+ * (8736, 9360, 10080, 10912, 11904, 13104 and 14560, in 128 KiB slabs).  Sizes with
  * no such class have no entry (NULL): the page allocator.
  */
 #define MALLOC_MAX_CLASS_SIZE	(2 * KMALLOC_MAX_CACHE_SIZE)

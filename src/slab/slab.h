@@ -141,7 +141,7 @@ struct kmem_cache {
 	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
 	bool release_on_free;			/* frees release too (slub_release_pages=2) */
 	unsigned char order_cap;		/* kmem_cache_create_order()'s, if its slabs are past slub_max_order; else 0 */
-	bool small_first;			/* its first slab of minimum order (kmem_cache_small_first()) */
+	bool small_first;			/* young, its slabs grow from its minimum order (kmem_cache_small_first()) */
 	unsigned char remote_ratio_inv;		/* 100 - remote_node_defrag_ratio (stored only) */
 
 	int refcount;				/* 1 + aliases; under slab_mutex */
@@ -193,18 +193,20 @@ static inline bool offset_is_multiple(uint64_t n, uint64_t magic)
 /* slab_common.c */
 int kmem_cache_init(void);
 /*
- * @s makes its first slab (while it has none) of its minimum order, not
- * of its preferred one: for kmem's own callers whose caches mostly hold a
- * few objects (malloc's classes in a short-lived process).  Not the
- * kernel's way: its caches' slabs are all of their order unless that
- * order fails.
+ * @s grows its slabs: while it has n slabs its next one is of its minimum
+ * order plus n, up to its preferred order (allocate_slab()): for kmem's
+ * own callers whose caches mostly hold a few objects (malloc's classes in
+ * a short-lived process).  Not the kernel's way: its caches' slabs are all
+ * of their order unless that order fails.
  */
 void kmem_cache_small_first(struct kmem_cache *s);
 /*
  * kmem_cache_create() for kmem's own callers (malloc's classes), whose
- * slabs may be of up to order @max_order where slub_max_order is lower: a
- * cache the kernel would not make, since its high-order pages are scarce
- * (PAGE_ALLOC_COSTLY_ORDER); kmem's come in 64 MiB blocks.  Never merged.
+ * slabs are of order @max_order where slub_max_order is lower (a cap
+ * changes nothing below it): a cache the kernel would not make, since its
+ * high-order pages are scarce (PAGE_ALLOC_COSTLY_ORDER); kmem's come in 64
+ * MiB blocks.  Its slabs grow to that order as kmem_cache_small_first()'s
+ * do.  Never merged.
  */
 struct kmem_cache *kmem_cache_create_order(const char *name, unsigned int size, unsigned int align,
 					   slab_flags_t flags, unsigned int max_order);

@@ -50,16 +50,23 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	struct page *page = NULL;
 
 	/*
-	 * A cache with slabs past slub_max_order (kmem_cache_create_order():
-	 * malloc's 9-14 KiB classes in 128 KiB slabs), or one its user asked
-	 * it of (kmem_cache_small_first(): malloc's classes), that has no slab
-	 * takes one of its minimum order: a program with a few objects of it
-	 * pays their pages, not a whole slab's (a new slab is touched through,
-	 * its freelist).  Its later slabs are of the cache's order.
+	 * A young cache with slabs past slub_max_order (kmem_cache_create_order():
+	 * malloc's classes past 4 KiB in 128 KiB slabs), or one its user asked
+	 * it of (kmem_cache_small_first(): malloc's classes), grows its slabs:
+	 * its first is of its minimum order, each next one an order more, up
+	 * to the cache's.  A program with a few objects of it pays about their
+	 * pages, not a whole slab's (a new slab is touched through, its
+	 * freelist); one with many, a few small slabs more (4512-byte objects:
+	 * 1, 3, 7, 14, then 29 a slab).  A bulk that takes whole slabs gets the
+	 * cache's.
 	 */
-	if (unlikely(s->order_cap || __atomic_load_n(&s->small_first, __ATOMIC_RELAXED)) && !whole &&
-	    !atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed))
-		oo = s->min;
+	if (unlikely(s->order_cap || __atomic_load_n(&s->small_first, __ATOMIC_RELAXED)) && !whole) {
+		long nr = atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed);
+		unsigned int order = oo_order(s->min) + (nr > 0 ? (unsigned int)nr : 0);
+
+		if (nr < (long)oo_order(oo) && order < oo_order(oo))
+			oo = oo_make(order, s->size);
+	}
 
 	/*
 	 * A higher order is nice to have: try it quietly (never __GFP_NOFAIL)
