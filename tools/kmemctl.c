@@ -282,7 +282,15 @@ static int slabtop_once(long pid, int lines)
 		if (sscanf(l, "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %lu %lu %lu", x.name,
 			   &x.active, &x.objs, &x.objsize, &x.per_slab, &x.pages_per_slab, &sh, &x.slabs, &sh) != 9)
 			continue;
-		x.bytes = (unsigned long long)x.slabs * x.pages_per_slab * 4096;
+		/*
+		 * Not slabs x pagesperslab, as slabtop(1) computes it: kmem's
+		 * malloc caches grow their slabs from the minimum order, so most
+		 * of a small cache's slabs are smaller than pagesperslab says.
+		 * The objects at the cache's slab cost are closer (a small slab
+		 * may cost a little more an object).
+		 */
+		x.bytes = x.per_slab ? (unsigned long long)x.objs * x.pages_per_slab * 4096 / x.per_slab
+				     : (unsigned long long)x.slabs * x.pages_per_slab * 4096;
 		total += x.bytes;
 		active_total += (unsigned long long)x.active * x.objsize;
 		if (n == cap) {

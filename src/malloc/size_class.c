@@ -13,12 +13,13 @@ uint32_t malloc_slot[MALLOC_NR_CLASS_ENTRIES];
 static bool malloc_fine_classes = true;
 kmem_param("malloc.fine_classes", malloc_fine_classes, bool,
 	   "malloc size classes every 16 B to 128, then eight per doubling to 4 KiB, then those of 128 KiB slabs (0: kmalloc's power-of-two buckets only)");
-/* The caches malloc uses make their first slab of minimum order (kmem_cache_small_first()). */
+/* The caches malloc uses grow their slabs from their minimum order (kmem_cache_small_first()). */
 static bool malloc_small_first = true;
 kmem_param("malloc.small_first", malloc_small_first, bool,
-	   "a malloc class's first slab is of its minimum order (0: of the cache's order)");
+	   "malloc's caches grow their slabs from their minimum order, an order a slab (0: all of the cache's order)");
 
-#define NR_OWN_CLASSES	72	/* every candidate to 16 KiB (64), when none is a kmalloc bucket (slab_debug=Z) */
+/* Every candidate to 16 KiB (72), when none is a kmalloc bucket (slab_debug=Z), with room. */
+#define NR_OWN_CLASSES	80
 static struct kmem_cache *own_caches[NR_OWN_CLASSES];
 static int nr_own;
 static kmem_lock_t classes_lock = KMEM_LOCK_INIT;
@@ -139,7 +140,7 @@ static bool class_cost(unsigned int cls, unsigned long *bytes, unsigned long *ob
  * from its own up, the one that costs least, the largest of equals (it
  * gives more room for the same memory, and fewer caches hold partial slabs).
  */
-#define NR_CANDIDATES	72
+#define NR_CANDIDATES	80	/* 48 to 4 KiB, 24 past it: 72, with room */
 static unsigned int candidate[NR_CANDIDATES];
 static unsigned long cand_bytes[NR_CANDIDATES], cand_objs[NR_CANDIDATES];
 static int nr_candidates;

@@ -71,14 +71,16 @@ kmem_param("slab_freelist_hardened", slab_freelist_hardened, bool,
  * slub_max_order, or @order_cap where a cache's creator wants more
  * (kmem_cache_create_order()): its slabs are then of that order, not of
  * the smallest one whose waste would do (malloc's classes past 4 KiB are
- * sized to fill 128 KiB slabs; in 64 KiB ones they would waste 4%).
+ * sized to fill 128 KiB slabs; in 64 KiB ones they would waste 4%).  A
+ * cap up to PAGE_ALLOC_COSTLY_ORDER changes nothing.
  */
 static struct slab_order_params order_params(unsigned int order_cap)
 {
 	struct slab_order_params p = SLAB_ORDER_PARAMS_DEFAULT(kmem_nr_cpus());
 
 	p.min_order = slub_min_order;
-	if (order_cap > slub_max_order && order_cap > p.min_order)
+	/* Past the kernel's default: the order asked, also where slub_max_order= is as high. */
+	if (order_cap > PAGE_ALLOC_COSTLY_ORDER && order_cap > p.min_order)
 		p.min_order = order_cap;
 	p.max_order = order_cap > slub_max_order ? order_cap : slub_max_order;
 	/* As in the kernel: a min above max raises max. */
