@@ -909,6 +909,11 @@ print(len(keep) + len(blocks))' "$T/live.$b.done" >"$T/live.$b.out" 2>"$T/live.$
 		[ -z "$why" ] && { "$K" "$lpid" slabtop -l 40 >"$T/live.top" 2>&1 &&
 			grep -qE '^ +[0-9]+ +[0-9]+ .* malloc-3072$' "$T/live.top" ||
 			why="slabtop shows no malloc-3072: $(head -n 8 "$T/live.top" | tr '\n' '|')"; }
+		# Its caches' memory is their slabs' pages (slab_pages): no more than meminfo's
+		# Slab, which also counts large kmallocs (slabs x pagesperslab said 1.7x that).
+		[ -z "$why" ] && { awk '/ Caches: /{mib = $5} / MemTotal /{kb = $8}
+			END{exit !(mib > 0 && mib * 1024 <= kb + 64)}' "$T/live.top" ||
+			why="slabtop's slab memory is over meminfo's Slab: $(head -n 2 "$T/live.top" | tr '\n' '|')"; }
 		[ -z "$why" ] && { "$K" "$lpid" write /sys/kernel/slab/kmalloc-64/min_partial 9 &&
 			[ "$("$K" "$lpid" cat /sys/kernel/slab/kmalloc-64/min_partial)" = 9 ] ||
 			why="write min_partial did not take"; }

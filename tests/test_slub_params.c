@@ -278,6 +278,14 @@ static void small_first(void *arg)
 	KT_EXPECT(order0 == 4);
 	KT_EXPECT(order1 == 8);
 	KT_EXPECT(order2 == 52);
+	/*
+	 * slab_pages counts them: 1 + 2 + 4 x 4 pages (52 objects in order-2
+	 * slabs of 16), where slabs x order would say 6 x 4; the plain cache's
+	 * 4 x 4 are both.
+	 */
+	KT_EXPECT(attr("kt_sf", "slabs") == 6);
+	KT_EXPECT(attr("kt_sf", "slab_pages") == 19);
+	KT_EXPECT(attr("kt_sf_plain", "slab_pages") == 16);
 	KT_EXPECT(plain2 == 64);
 	for (int i = 0; i < 64; i++) {
 		kmem_cache_free(sf, x[i]);

@@ -208,7 +208,7 @@ static const char *const ro_attrs[] = {
 	"cpu_slabs", "slabs_cpu_partial", "objects", "total_objects", "slabs", "ctor", "aliases",
 	"align", "hwcache_align", "reclaim_account", "cache_dma", "destroy_by_rcu", "usersize",
 	"sanity_checks", "trace", "red_zone", "poison", "store_user", "sheaf_capacity",
-	"released_pages",
+	"released_pages", "slab_pages",
 };
 static const char *const rw_attrs[] = {
 	"min_partial", "cpu_partial", "validate", "shrink", "slab_thrash_ratio",

@@ -100,10 +100,14 @@ static int connect_to(const char *path)
 	return fd;
 }
 
+/* Answered errors are the caller's to report (a file it can do without). */
+static bool quiet_errors;
+
 /*
  * One request to @pid about @file; the answer's body in *@out (malloc'd,
- * NUL-terminated).  0, 1 if the program answered with an error (printed),
- * 2 if it cannot be reached or its answer is cut short (printed).
+ * NUL-terminated).  0, 1 if the program answered with an error (printed
+ * unless quiet_errors), 2 if it cannot be reached or its answer is cut
+ * short (printed).
  */
 static int request(long pid, const char *file, const char *req, char **out)
 {
@@ -186,7 +190,7 @@ static int request(long pid, const char *file, const char *req, char **out)
 	}
 	/* "error <errno> <text>\n" */
 	char *text = !strncmp(buf, "error ", 6) ? strchr(buf + 6, ' ') : NULL;
-	if (text)
+	if (text && !quiet_errors)
 		fprintf(stderr, "kmemctl: %ld: %s: %s", pid, file, text + 1);
 	else
 		fprintf(stderr, "kmemctl: %ld: %s: no answer\n", pid, file);
@@ -258,6 +262,33 @@ static unsigned long meminfo_kb(const char *text, const char *key)
 	return p ? strtoul(p + strlen(key), NULL, 10) : 0;
 }
 
+/*
+ * A cache's slab memory: its sysfs slab_pages (kmem's), not slabtop(1)'s
+ * slabs x pagesperslab, which is the cache's order: kmem's malloc caches
+ * grow their slabs from the minimum order, so most of a small cache's
+ * slabs are smaller (22 caches of one 4-14 KiB block each: 2.8 MiB by
+ * that count, 244 kB in /proc/meminfo).  slabtop(1)'s count where the
+ * file cannot be read.
+ */
+static unsigned long long slab_bytes(long pid, const struct cache_line *x)
+{
+	char path[128], req[160], *text;
+	unsigned long long pages = (unsigned long long)x->slabs * x->pages_per_slab;
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_pages", x->name);
+	snprintf(req, sizeof(req), "read %s\n", path);
+	quiet_errors = true;
+	if (!request(pid, path, req, &text)) {
+		char *end;
+		unsigned long long n = strtoull(text, &end, 10);
+		if (end != text)
+			pages = n;
+		free(text);
+	}
+	quiet_errors = false;
+	return pages * 4096;
+}
+
 /* One slabtop screen from /proc/slabinfo and /proc/meminfo; 0, or request()'s error. */
 static int slabtop_once(long pid, int lines)
 {
@@ -282,15 +313,7 @@ static int slabtop_once(long pid, int lines)
 		if (sscanf(l, "%63s %lu %lu %lu %lu %lu : tunables %*u %*u %*u : slabdata %lu %lu %lu", x.name,
 			   &x.active, &x.objs, &x.objsize, &x.per_slab, &x.pages_per_slab, &sh, &x.slabs, &sh) != 9)
 			continue;
-		/*
-		 * Not slabs x pagesperslab, as slabtop(1) computes it: kmem's
-		 * malloc caches grow their slabs from the minimum order, so most
-		 * of a small cache's slabs are smaller than pagesperslab says.
-		 * The objects at the cache's slab cost are closer (a small slab
-		 * may cost a little more an object).
-		 */
-		x.bytes = x.per_slab ? (unsigned long long)x.objs * x.pages_per_slab * 4096 / x.per_slab
-				     : (unsigned long long)x.slabs * x.pages_per_slab * 4096;
+		x.bytes = slab_bytes(pid, &x);
 		total += x.bytes;
 		active_total += (unsigned long long)x.active * x.objsize;
 		if (n == cap) {

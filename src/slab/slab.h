@@ -85,6 +85,7 @@ struct kmem_cache_node {
 	atomic_long nr_slabs;
 	atomic_long total_objects;	/* less the objects on released pages */
 	atomic_long released_pages;	/* pages of partial slabs given back to the OS */
+	atomic_long nr_pages;		/* pages of its slabs, whatever their order (sysfs slab_pages) */
 };
 
 /*
@@ -223,13 +224,5 @@ void slab_report_bad_free(const char *func, const void *x, const char *why);
 /* kmalloc.c */
 int kmalloc_init(void);
 extern struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
-
-/* Slab page accounting for /proc/meminfo and vmstat. */
-static inline void account_slab(const struct kmem_cache *s, unsigned int order, int sign)
-{
-	mod_zone_page_state((s->flags & SLAB_RECLAIM_ACCOUNT) ? NR_SLAB_RECLAIMABLE
-							       : NR_SLAB_UNRECLAIMABLE,
-			    sign * (1L << order));
-}
 
 #endif /* KMEM_SLAB_INTERNAL_H */

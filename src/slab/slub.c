@@ -62,10 +62,9 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	 */
 	if (unlikely(s->order_cap || __atomic_load_n(&s->small_first, __ATOMIC_RELAXED)) && !whole) {
 		long nr = atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed);
-		unsigned int order = oo_order(s->min) + (nr > 0 ? (unsigned int)nr : 0);
 
-		if (nr < (long)oo_order(oo) && order < oo_order(oo))
-			oo = oo_make(order, s->size);
+		if (nr < (long)oo_order(oo) - (long)oo_order(s->min))
+			oo = oo_make(oo_order(s->min) + (nr > 0 ? (unsigned int)nr : 0), s->size);
 	}
 
 	/*
@@ -121,6 +120,7 @@ void count_slabs(struct kmem_cache *s, long nr, long objects, long pages)
 {
 	atomic_fetch_add_explicit(&s->node.nr_slabs, nr, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->node.nr_pages, pages, memory_order_relaxed);
 	mod_zone_page_state((s->flags & SLAB_RECLAIM_ACCOUNT) ? NR_SLAB_RECLAIMABLE
 							       : NR_SLAB_UNRECLAIMABLE, pages);
 }

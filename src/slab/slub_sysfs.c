@@ -276,6 +276,16 @@ SHOW(released_pages)
 								 memory_order_relaxed));
 }
 
+/*
+ * kmem-specific: pages of the cache's slabs.  Not slabs x order: a cache's
+ * slabs may be of several orders (fallback slabs, as in the kernel, and
+ * kmem_cache_small_first()'s growing ones).
+ */
+SHOW(slab_pages)
+{
+	show_node_value(sb, (unsigned long)atomic_load_explicit(&s->node.nr_pages, memory_order_relaxed));
+}
+
 STORE(cpu_partial)
 {
 	unsigned int objects;
@@ -350,7 +360,7 @@ static const struct slab_attr slab_attrs[] = {
 	RO(slab_size), RO(object_size), RO(objs_per_slab), RO(order), RW(min_partial),
 	RW(cpu_partial), RO(sheaf_capacity), RO(partial), RO(objects_partial), RO(cpu_slabs),
 	RO(slabs_cpu_partial), RO(objects), RO(total_objects), RO(slabs), RO(ctor),
-	RO(aliases), RO(align), RO(hwcache_align), RO(reclaim_account), RO(cache_dma), RO(released_pages),
+	RO(aliases), RO(align), RO(hwcache_align), RO(reclaim_account), RO(cache_dma), RO(released_pages), RO(slab_pages),
 	RO(destroy_by_rcu), RO(usersize), RO(sanity_checks), RO(trace), RO(red_zone),
 	RO(poison), RO(store_user), RW_EMPTY(validate), RW_EMPTY(shrink),
 	RW(slab_thrash_ratio), RW(remote_node_defrag_ratio),
