@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_page_frag: seed 004's high-order stress test, in userspace.
+ * bench_page_frag: the buddy free-to-tail post's high-order stress test, in userspace.
  *
  * Zoccolo and Gorman (2010) put a freed buddy block at the tail of its free
  * list when the buddy of its would-be parent is free, so that the block is
@@ -567,7 +567,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	printf("bench_page_frag: seed 004 high-order stress, mem=%s%s%s, %d steps, seeds", mem,
+	printf("bench_page_frag: buddy free-to-tail high-order stress, mem=%s%s%s, %d steps, seeds", mem,
 	       *extra_cmdline ? " " : "", extra_cmdline, steps);
 	for (int i = 0; i < nseeds; i++)
 		printf("%s%llu", i ? "," : " ", (unsigned long long)seeds[i]);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_slab_bulk: seed 001 (Brouer 2015, "slab: implement bulking for SLAB
+ * bench_slab_bulk: the SLAB bulk API (Brouer 2015, "slab: implement bulking for SLAB
  * allocator") in userspace, with the methodology of the kernel's
  * slab_bulk_test01 (prototype-kernel, kernel/mm/slab_bulk_test01.c):
  *
@@ -54,7 +54,7 @@ static const unsigned int bulk_sizes[] = {
 static bool bulk_on[NR_BULK];		/* -b: the sizes to run (default all) */
 
 /*
- * Reference data, NOT measured here: seed 001's table, a 2015 kernel's SLAB
+ * Reference data, NOT measured here: the post's table, a 2015 kernel's SLAB
  * with Brouer's bulk patch, obj size 256, on an i7-4790K @ 4.00GHz.
  * "Current" is the generic fallback then in place; 0 = not published.
  */
@@ -277,11 +277,11 @@ int main(int argc, char **argv)
 		measure(QUICK_REUSE, bulk_sizes[i], &qr[i]);
 	}
 
-	printf("bench_slab_bulk: seed 001 (slab_bulk_test01) in userspace. %d-byte objects,\n"
+	printf("bench_slab_bulk: the SLAB bulk API post (Brouer 2015, slab_bulk_test01) in userspace. %d-byte objects,\n"
 	       "cache flags SLAB_HWCACHE_ALIGN|SLAB_NO_MERGE (a fresh cache per case), kmem_init(\"%s\").\n"
 	       "Slabs: order %u, %u objects each.\n"
 	       "Cost per object = one alloc + one free; median of %d runs of %ld objects each.\n"
-	       "cycles(tsc) and ns: wall clock (TSC at %.3f GHz, CLOCK_MONOTONIC), as the seed's;\n"
+	       "cycles(tsc) and ns: wall clock (TSC at %.3f GHz, CLOCK_MONOTONIC), as the post's;\n"
 	       "cpu: CPU time of the thread (CLOCK_THREAD_CPUTIME_ID), which slices taken by other\n"
 	       "processes do not inflate: the targets are judged on it.\n"
 	       "Machine: %s; pinned to CPU %d; load average %.2f at the start.\n\n",
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 	       fast.cycles, fast.ns, fast.cpu, SEED_FASTPATH_CYCLES, SEED_FASTPATH_NS);
 
 	printf("%-98s | %s\n", "kmem SLUB, this machine",
-	       "reference: seed 001, 2015 kernel SLAB on an i7-4790K @ 4.00GHz");
+	       "reference: Brouer 2015, kernel SLAB on an i7-4790K @ 4.00GHz");
 	printf("%-98s | %s\n",
 	       "bulk - fallback                - bulk (alloc_bulk+free_bulk) - improved* | cpu ns: fb    bulk",
 	       "Current                - simple slab bulk       - improved");
@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 			       fb[i].aslow, fb[i].fslow, qr[i].aslow, qr[i].fslow, qr[i].cpu_min,
 			       qr[i].cpu_max);
 
-	/* Targets of the issue, on CPU time. */
+	/* kmem's targets, on CPU time. */
 	double worst = 0, best = 1e9;
 	unsigned int worst_at = 0;
 	for (int i = 0; i < NR_BULK; i++) {

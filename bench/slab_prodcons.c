@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_slab_prodcons: seed 003 (Rientjes 2009, "slub: add per-cache slab
+ * bench_slab_prodcons: SLUB slab_thrash_ratio (Rientjes 2009, "slub: add per-cache slab
  * thrash ratio"): a netperf TCP_RR-like request/response load in which
  * every object is freed by a different thread than the one that allocated
  * it, so SLUB's free fast path (object in the freeing thread's own cpu slab)
@@ -590,7 +590,7 @@ int main(int argc, char **argv)
 				break;
 			}
 
-	printf("bench_slab_prodcons: seed 003, a TCP_RR-like request/response load. Per transaction\n"
+	printf("bench_slab_prodcons: SLUB slab_thrash_ratio (Rientjes 2009), a TCP_RR-like request/response load. Per transaction\n"
 	       "the client allocates a request (%d-byte header + %d-byte payload), the server frees\n"
 	       "it and allocates a response of the same shape, which the client frees: 4 allocations\n"
 	       "and 4 cross-thread frees. Window %u transactions in flight per pair; the server\n"

@@ -3,7 +3,7 @@
  * Multi-threaded slab stress (also run under ThreadSanitizer).
  *
  *  (a) producer/consumer pairs hand kmalloc-256 and kmalloc-2048 objects
- *      through a bounded queue, as netperf TCP_RR does with skbs (seed 003):
+ *      through a bounded queue, as netperf TCP_RR does with skbs (SLUB slab_thrash_ratio):
  *      every object is allocated by one thread and freed by another; the
  *      consumer checks sequence and contents.  1, 2, 3 and 4 pairs.
  *  (b) four threads allocate from several caches and kmalloc (singly and in

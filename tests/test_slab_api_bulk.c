@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The bulk API and kmem_cache_shrink, with the kernel's semantics
- * (mm/slub.c, reference section 5; seed 001):
+ * (mm/slub.c, reference section 5; SLAB bulk API, Brouer 2015):
  *
  *  - kmem_cache_alloc_bulk() returns the count asked for or 0, never a
  *    partial count: under memory exhaustion (a fresh kmem booted with

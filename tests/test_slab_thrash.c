@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Seed 003's slab_thrash_ratio (Rientjes 2009, an RFC never merged; the
+ * SLUB slab_thrash_ratio (Rientjes 2009, an RFC never merged; the
  * details are this project's design, see slub.c thrash_account()):
  *
  *  - the ratio is stored as a watermark in objects, min_free_watermark =

@@ -1217,7 +1217,7 @@ KTEST(bulk_double_free_at_main_boundary)
 /*
  * Main fills on an object and the barn has no room: the rest of the array
  * goes to the slab path, which cannot see that a repeat of that object
- * sits in a sheaf.  It is reported here instead (review, session 9).
+ * sits in a sheaf.  It is reported here instead.
  */
 KTEST(bulk_double_free_at_main_boundary_barn_full)
 {
@@ -1625,7 +1625,7 @@ static void start_spinner(void)
  * A prepare handler registered before kmem_init() runs after kmem's (newest
  * first) and starts a thread that churns a cache while the fork happens:
  * kmem, which saw a single-threaded process, must have taken its locks all
- * the same (a review's reproduction: 13 children in 100 deadlocked).
+ * the same (before: 13 children in 100 deadlocked).
  */
 static void child_fork_handler_thread(void)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The free-to-tail heuristic (seed 004, Zoccolo/Gorman 2010): a freed
+ * The buddy free-to-tail heuristic (Zoccolo/Gorman 2010): a freed
  * block of order o that cannot merge, but whose combined order-(o+1)
  * block's buddy is free, is kept at the TAIL of free_area[o].free_list[mt]
  * so that it is handed out last; every other freed block goes to the HEAD.
@@ -83,7 +83,7 @@ static bool lists_below_max_empty(void)
 }
 
 /*
- * Seed 004's situation at order @o (0..MAX_PAGE_ORDER-2), in block X:
+ * The free-to-tail situation at order @o (0..MAX_PAGE_ORDER-2), in block X:
  *
  *   X+0        A, order o      freed last: its buddy B is allocated,
  *   X+2^o      B, order o      so it cannot merge; but the buddy of the

@@ -128,7 +128,7 @@ function lowest_peer(arr, w,    j, q, b) {
 	return b
 }
 
-# A targets row for workload w against the issue's figure for its best peer
+# A targets row for workload w against the reference figure for its best peer
 # (claim, e.g. "larson ~34 ns/op (tcmalloc)", fig the ns in it).
 function target_row(w, claim, fig,    b) {
 	b = bestp[w]
@@ -137,7 +137,7 @@ function target_row(w, claim, fig,    b) {
 	printf "| best peer's %s | %s ns (%s; CPU time, both threads, %s ns); kmem %s ns | %s |\n",
 	       claim, fmt_ns(mns[w, b]), b, fmt_ns(mcpu[w, b]),
 	       (cnt[w, "kmem"] ? fmt_ns(mns[w, "kmem"]) : "-"),
-	       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", mns[w, b] / fig, mcpu[w, b] / fig) > hl
+	       sprintf("%.1fx the reference figure (CPU time: %.1fx)", mns[w, b] / fig, mcpu[w, b] / fig) > hl
 }
 
 # "<kmem> ns against <best peer> ns (<peer>), **<ratio>**" for workload w.
@@ -323,8 +323,8 @@ END {
 	       "sizes).\n\n", ngk > hl
 
 	# ---- targets ------------------------------------------------------------
-	printf "**Targets** (from the issue; the peer figures are the issue's measurements on " \
-	       "another machine, shown for calibration):\n\n" > hl
+	printf "**Targets** (kmem's; the best peer's reference figures were measured on " \
+	       "another machine and are shown for calibration):\n\n" > hl
 	printf "| target | measured here | |\n|---|---|---|\n" > hl
 	# Best peer on hot: the fastest hot cell of any peer.
 	hb = ""; hbw = ""
@@ -338,7 +338,7 @@ END {
 		printf "| best peer's hot malloc+free pair ~6 ns (tcmalloc) | %s ns (%s, %s; CPU time %s ns); kmem %s ns (CPU %s ns) | %s |\n",
 		       fmt_ns(hb), bestp[hbw], label[hbw], fmt_ns(mcpu[hbw, bestp[hbw]]),
 		       fmt_ns(mns[hbw, "kmem"]), fmt_ns(mcpu[hbw, "kmem"]),
-		       sprintf("%.1fx the issue's figure (CPU time: %.1fx)", hb / 6, mcpu[hbw, bestp[hbw]] / 6) > hl
+		       sprintf("%.1fx the reference figure (CPU time: %.1fx)", hb / 6, mcpu[hbw, bestp[hbw]] / 6) > hl
 	target_row("prodcons", "producer/consumer 256 B ~30 ns/object (mimalloc)", 30)
 	target_row("larson", "larson ~34 ns/op (tcmalloc)", 34)
 	w = "frag"
@@ -703,7 +703,7 @@ END {
 			       "kernel does); but most slabs keep a live object. The pages of those slabs " \
 			       "that hold no live object go back to the OS on malloc_trim() and, with " \
 			       "slub_release_pages=2, at the free (%.1f MB per run here; with it frag's peak " \
-			       "is 383 MB at 1.2x the time, see design.md 8.11); that is possible only in " \
+			       "is 383 MB at 1.2x the time, see docs/design.md, SLUB: releasing the free pages of partial slabs); that is possible only in " \
 			       "slabs of two pages or more, and most of " \
 			       "frag's classes below 448 B have one-page slabs, whose free page is an empty " \
 			       "slab, already freed. A page that keeps one live object can be reused " \
@@ -743,7 +743,7 @@ END {
 			       "while the new classes need new slabs; an allocator that gives memory " \
 			       "back by whole pages keeps about 180 MB there (a page of k objects is free " \
 			       "once all k are), whatever it prefers, and glibc's heap reuses the holes " \
-			       "for the new sizes instead (docs/benchmarks.md, session 11).", classes,
+			       "for the new sizes instead (docs/benchmarks.md, Where kmem loses).", classes,
 			       rf_ll1, rf_ll3, rk_ll1, rk_ll3, released[w], restored[w], reported[w] > dt
 			if (fpeak[w] != "" && mfin[k] > ffin[w])
 				printf " The ideal size-class model (bench_rss_floor) peaks at %s MB here, %s %s's, and " \
@@ -751,7 +751,7 @@ END {
 				       "than the ideal, because a sheaf hands its freed objects out again whatever " \
 				       "slab they live in, which spreads a shrinking class's live objects over all " \
 				       "its slabs, and because free pages go back to the OS only as 2 MiB blocks " \
-				       "(docs/benchmarks.md, session 16: freeing sparse slabs' objects past the " \
+				       "(docs/benchmarks.md, Tried and not kept: freeing sparse slabs' objects past the " \
 				       "sheaves cut slab memory by a quarter here, but cost frag 1.17x the time).",
 				       fmt_mb(fpeak[w]), fmt_x(fpeak[w] / bp), bpa, fmt_mb(ffin[w]), fmt_mb(mfin[k]) > dt
 			printf "\n" > dt

@@ -15,7 +15,7 @@ here=scripts/report
 get() { sed -n "s/^$1=//p" "$raw/machine.txt" 2>/dev/null | tail -n 1; }
 have() { [ -s "$raw/$1.txt" ]; }
 note() { grep -q "^$1 " "$raw/notes.txt" 2>/dev/null; }
-# One line about a seed benchmark that did not run (missing or failed).
+# One line about a benchmark that did not run (missing or failed).
 status_line() {
 	local b=$1
 	if note "$b missing"; then
@@ -105,17 +105,17 @@ if command -v gnuplot >/dev/null; then
 	fi
 	if [ -s "$raw/page_frag.dat" ]; then
 		hdr=$(sed -n '1s/^# //p' "$raw/page_frag.dat")
-		gnuplot <<-EOF 2>>"$raw/gnuplot.err" && plots+=(seed004_unusable.png)
+		gnuplot <<-EOF 2>>"$raw/gnuplot.err" && plots+=(tail_placement_unusable.png)
 		set terminal pngcairo size 1000,550 font ',10' noenhanced
-		set output '$out/seed004_unusable.png'
-		set title "Seed 004: unusable free space index at order 9 over time (mean of the seeds)\n$hdr"
+		set output '$out/tail_placement_unusable.png'
+		set title "Buddy free-to-tail: unusable free space index at order 9 over time (mean of the random seeds)\n$hdr"
 		set xlabel 'step'
 		set ylabel 'unusable free space index (lower is better)'
 		set grid
 		set key bottom right
 		set yrange [0:*]
 		plot '$raw/page_frag.dat' using 1:(\$2/1000) with lines lw 2 lc rgb '#b2182b' title 'tail placement off (page_alloc.tail_placement=0)', \
-		     '' using 1:(\$3/1000) with lines lw 2 lc rgb '#2166ac' title 'tail placement on (the seed: free to tail)'
+		     '' using 1:(\$3/1000) with lines lw 2 lc rgb '#2166ac' title 'tail placement on (free to tail)'
 		EOF
 	fi
 fi
@@ -129,8 +129,8 @@ else
 		plot_notes+=("plot peers_time.png failed (see raw/gnuplot.err)")
 	[ -n "$peers_ok" ] && ! has_plot peers_rss.png &&
 		plot_notes+=("plot peers_rss.png failed (see raw/gnuplot.err)")
-	[ -s "$raw/page_frag.dat" ] && ! has_plot seed004_unusable.png &&
-		plot_notes+=("plot seed004_unusable.png failed (see raw/gnuplot.err)")
+	[ -s "$raw/page_frag.dat" ] && ! has_plot tail_placement_unusable.png &&
+		plot_notes+=("plot tail_placement_unusable.png failed (see raw/gnuplot.err)")
 fi
 
 # ---- README.md ---------------------------------------------------------------
@@ -150,7 +150,7 @@ fi
 	fi
 	echo
 	echo "Contents: [kmem beside the peers](#kmem-beside-glibc-jemalloc-mimalloc-and-tcmalloc) ·"
-	echo "[the seeds](#the-seeds) · [page-allocator demo](#page-allocator-demo-kmem-run) · [files](#files)"
+	echo "[the kernel patches](#the-kernel-patches) · [page-allocator demo](#page-allocator-demo-kmem-run) · [files](#files)"
 	echo
 
 	echo "## kmem beside glibc, jemalloc, mimalloc and tcmalloc"
@@ -223,7 +223,7 @@ fi
 		echo
 		echo "kmem: a thread's first refills of a class (2, 4, 8, 16, 32 objects; one first over 2 KiB) come"
 		echo "from slabs shared with other threads, so a thread that holds a few objects pins its"
-		echo "sheaves' spare objects and its per-thread slots, not a slab per class (design.md §8.6)."
+		echo "sheaves' spare objects and its per-thread slots, not a slab per class (docs/design.md, SLUB: sheaves and the barn)."
 		echo
 	fi
 
@@ -261,7 +261,7 @@ fi
 		echo "(the memory, \`mem_map\`, the page map, per-thread slots: some 30 system calls more than"
 		echo "glibc's 42 for this process) and creates its kmalloc and malloc-class caches, and each"
 		echo "class a process uses takes at least a page of its own (a new slab is built whole, its"
-		echo "freelist written through it). Known limit (README); a 4 MiB first memory block"
+		echo "freelist written through it). Known limit (docs/malloc.md); a 4 MiB first memory block"
 		echo "(\`kmem.mem_first\`), lock-free single-threaded forks and first slabs of a class's"
 		echo "minimum order (\`malloc.small_first\`: 312 -> 254 faults) took part of it back."
 		echo
@@ -271,7 +271,7 @@ fi
 	echo
 	status_line bench_slab_vs_malloc
 	if have bench_slab_vs_malloc; then
-		echo "Another engineer's benchmark: kmem's own \`kmem_cache_alloc/free\` and \`kmalloc/kfree\`"
+		echo "kmem's own \`kmem_cache_alloc/free\` and \`kmalloc/kfree\`"
 		echo "called in-process (no LD_PRELOAD), the peers through dlopen; pinned to one CPU;"
 		echo "ns per alloc+free pair, the thread's CPU time, then wall clock."
 		echo
@@ -284,32 +284,32 @@ fi
 		echo
 	fi
 
-	echo "## The seeds"
+	echo "## The kernel patches"
 	echo
-	echo "Each seed is a kernel mailing-list patch (/work/shared/seeds/); kmem reproduces its"
-	echo "experiment in userspace where the code it changes has landed."
-	echo
-
-	echo "### Seed 000 — SLOB: split the free list by size (Mackall, 2008)"
-	echo
-	echo "Not landed: kmem has no SLOB back-end yet (\`slab=slob\` is planned), so there is nothing to measure."
-	echo "_(Seed: 259 pages used for 244 pages of data after boot, 6% overhead, against SLUB's ~35%.)_"
+	echo "kmem grew from five kernel mailing-list posts; it reproduces each one's experiment in"
+	echo "userspace where the code the patch changes exists in kmem."
 	echo
 
-	echo "### Seed 001 — SLAB: bulk alloc/free (Brouer, 2015)"
+	echo "### SLOB split free lists — Matt Mackall, 2008, linux-kernel, \"[RFC PATCH] greatly reduce SLOB external fragmentation\""
 	echo
-	echo "Not landed for SLAB: kmem has no SLAB back-end yet. Below, the seed's experiment"
+	echo "Not measured: kmem has no SLOB back-end in this build (\`slab=slob\`), so there is nothing to run."
+	echo "_(The post: 259 pages used for 244 pages of data after boot, 6% overhead, against SLUB's ~35%.)_"
+	echo
+
+	echo "### SLAB bulk API — Jesper Dangaard Brouer, 2015, netdev, \"[mm] slab: implement bulking for SLAB allocator\""
+	echo
+	echo "kmem has no SLAB back-end in this build. Below, the post's experiment"
 	echo "(slab_bulk_test01: 256 B objects, alloc+free per object, fallback loop against"
-	echo "\`kmem_cache_alloc_bulk\`/\`free_bulk\`) run on kmem's **SLUB** bulk API, beside the seed's SLAB table."
+	echo "\`kmem_cache_alloc_bulk\`/\`free_bulk\`) run on kmem's **SLUB** bulk API, beside the post's SLAB table."
 	echo
 	status_line bench_slab_bulk
 	if have bench_slab_bulk; then
 		fast=$(sed -nE 's/^Type:kmem fastpath reuse Per elem: *[0-9]+ cycles\(tsc\) +([0-9.]+) ns.*/\1/p' "$raw/bench_slab_bulk.txt" | head -n 1)
 		b16=$(sed -nE 's/^ *16 - .* ([0-9.]+) ns +- improved.*\|.*/\1/p' "$raw/bench_slab_bulk.txt" | head -n 1)
 		echo "Key figures: single alloc+free (fast path reuse) **${fast:-?} ns** for kmem SLUB here,"
-		echo "against the seed's **24.1 ns (96 cycles)** for 2015 SLAB on an i7-4790K at 4 GHz;"
-		echo "bulk of 16: **${b16:-?} ns/object** here against the seed's **4.34 ns (17 cycles)**;"
-		echo "the seed's SLAB takes 4.2-5.2 ns/object from bulk 8 to 512 and reaches 22.6 ns at 4096."
+		echo "against the post's **24.1 ns (96 cycles)** for 2015 SLAB on an i7-4790K at 4 GHz;"
+		echo "bulk of 16: **${b16:-?} ns/object** here against the post's **4.34 ns (17 cycles)**;"
+		echo "the post's SLAB takes 4.2-5.2 ns/object from bulk 8 to 512 and reaches 22.6 ns at 4096."
 		echo
 		excerpt bench_slab_bulk '^Type:for_loop' '^4096 -'
 		echo
@@ -319,20 +319,20 @@ fi
 		echo
 	fi
 
-	echo "### Seed 002 — SLAB: byte-sized freelist index (Kim, 2013)"
+	echo "### SLAB byte-sized freelist index — Joonsoo Kim, 2013, linux-mm, \"slab: implement byte sized indexes for the freelist of a slab\""
 	echo
-	echo "Not landed: it changes SLAB's freelist, and kmem has no SLAB back-end yet."
-	echo "_(Seed: kmalloc-32 goes from 113 to 124 objects per slab, ~9% of its memory; hackbench 11.628 -> 11.505 s with this patch, 1.1% (4.2% against the baseline, with the patch before it).)_"
+	echo "Not measured: it changes SLAB's freelist, and kmem has no SLAB back-end in this build."
+	echo "_(The post: kmalloc-32 goes from 113 to 124 objects per slab, ~9% of its memory; hackbench 11.628 -> 11.505 s with this patch, 1.1% (4.2% against the baseline, with the patch before it).)_"
 	echo
 
-	echo "### Seed 003 — SLUB: per-cache slab_thrash_ratio (Rientjes, 2009)"
+	echo "### SLUB slab_thrash_ratio — David Rientjes, 2009, linux-kernel, \"[patch 1/3] slub: add per-cache slab thrash ratio\""
 	echo
 	echo "kmem has the tunable (/sys/kernel/slab/<cache>/slab_thrash_ratio, and the thrash_detected"
-	echo "counters). The seed: netperf TCP_RR with many threads thrashes kmalloc-256 and kmalloc-2048"
+	echo "counters). The post: netperf TCP_RR with many threads thrashes kmalloc-256 and kmalloc-2048"
 	echo "(kmalloc-256: 98.1 M fast / 31.6 M slow allocations, 0.17 M fast / 129.5 M slow frees);"
 	echo "with a ratio of 20 the transfer rate rises from 95373 to 119731/s at 32 threads (+25.5%)"
 	echo "and from 243182 to 255596/s at 192 threads (+5.1%); at 16 threads it falls, 71592 to"
-	echo "69505/s (-2.9%). The seed's table (netperf TCP_RR transfers per second):"
+	echo "69505/s (-2.9%). The post's table (netperf TCP_RR transfers per second):"
 	echo
 	echo "| threads | before | slab_thrash_ratio 20 | change |"
 	echo "|---:|---:|---:|---:|"
@@ -378,30 +378,30 @@ fi
 				as += a[1]; at += a[1] + a[2] + a[3]; fs += f[1]; ft += f[1] + f[2] + f[3]
 			}
 			END { if (nostats) print "-"; else if (at && ft) printf "%.1f %.1f", 100 * as / at, 100 * fs / ft }' <<<"$c256")
-		echo "kmem (\`bench_slab_prodcons\`, the seed's TCP_RR-like load in userspace: every object"
-		echo "freed by another thread). The seed is about cpu slabs, so its configurations (kmem r0,"
+		echo "kmem (\`bench_slab_prodcons\`, the post's TCP_RR-like load in userspace: every object"
+		echo "freed by another thread). The patch is about cpu slabs, so its configurations (kmem r0,"
 		echo "r20, and np without cpu partial lists) boot the classic SLUB it ran on (\`slub_sheaves=0\`:"
 		echo "cpu slabs and partial lists, no sheaves); \"kmem\" is today's default boot, with sheaves."
 		echo
 		if [ -n "$q" ]; then
 			read -r q0 q1 <<<"$q"
 			echo "- Classic SLUB (kmem r0): kmalloc-256 allocations run $q0..$q1 fast per slow one across"
-			echo "  the pair counts (the seed's thrashing kernel: 98.1 M / 31.6 M = 3.1)."
+			echo "  the pair counts (the post's thrashing kernel: 98.1 M / 31.6 M = 3.1)."
 		fi
 		if [ -n "$r" ]; then
 			read -r r0 r1 <<<"$r"
 			# As printed (1.00x: unchanged to two decimals).
-			seed="-2.9% at 16 threads, +25.5% at 32, +5.1% at 192"
+			post="-2.9% at 16 threads, +25.5% at 32, +5.1% at 192"
 			if awk -v a="$r1" 'BEGIN { exit !(a + 0 < 1) }'; then
-				v="lower at every pair count, unlike the seed's $seed"
+				v="lower at every pair count, unlike the post's $post"
 			elif awk -v a="$r1" 'BEGIN { exit !(a + 0 == 1) }'; then
-				v="lower or unchanged at every pair count, unlike the seed's $seed"
+				v="lower or unchanged at every pair count, unlike the post's $post"
 			elif awk -v a="$r0" 'BEGIN { exit !(a + 0 > 1) }'; then
-				v="higher at every pair count, as in the seed from 32 threads on: $seed"
+				v="higher at every pair count, as in the post from 32 threads on: $post"
 			elif awk -v a="$r0" 'BEGIN { exit !(a + 0 == 1) }'; then
-				v="higher or unchanged at every pair count, as in the seed from 32 threads on: $seed"
+				v="higher or unchanged at every pair count, as in the post from 32 threads on: $post"
 			else
-				v="lower at some pair counts, higher at others; the seed: $seed"
+				v="lower at some pair counts, higher at others; the post: $post"
 			fi
 			echo "- slab_thrash_ratio=20 changes classic SLUB's transactions per CPU-second by"
 			echo "  **${r0}x..${r1}x** across the pair counts ($v)."
@@ -453,9 +453,9 @@ fi
 		echo
 	fi
 
-	echo "### Seed 004 — buddy allocator: free to the tail when the buddy may merge (Zoccolo and Gorman, 2010)"
+	echo "### Buddy free-to-tail — Corrado Zoccolo and Mel Gorman, 2010, linux-mm, \"page allocator: reduce fragmentation in buddy allocator by adding buddies that are merging to the tail of the free lists\""
 	echo
-	echo "The seed: \"the absolute number of huge pages allocated are the same with or without the"
+	echo "The post: \"the absolute number of huge pages allocated are the same with or without the"
 	echo "page [sic: patch]. However, the unusability free space index [...] was slightly lower (lower is"
 	echo "better) throughout the lifetime of the system\"; kernbench, netperf and sysbench within"
 	echo "noise (e.g. kernbench x86-64 elapsed 94.45 -> 94.01 s, +0.47%)."
@@ -466,18 +466,18 @@ fi
 		read -r d u0 u1 < <(echo "$sum" | sed -nE 's/.*unusable index at order 9 by ([-+0-9.]+) \(([0-9.]+) -> ([0-9.]+)\).*/\1 \2 \3/p')
 		if [ -n "${d:-}" ]; then
 			if awk -v a="$u0" -v b="$u1" 'BEGIN { exit !(b < a) }'; then
-				verdict="lower with tail placement, as in the seed"
+				verdict="lower with tail placement, as in the post"
 			else
-				verdict="**not** lower with tail placement, unlike the seed"
+				verdict="**not** lower with tail placement, unlike the post"
 			fi
-			echo "kmem (\`bench_page_frag\`, the seed's high-order stress test on a fixed-size machine):"
+			echo "kmem (\`bench_page_frag\`, the post's high-order stress test on a fixed-size machine):"
 			echo "the mean unusable free space index at order 9 is **$u0 -> $u1** ($d), $verdict."
 			echo
 		fi
 		echo "> $sum"
 		echo
-		if has_plot seed004_unusable.png; then
-			echo "![seed 004 unusable index over time](seed004_unusable.png)"
+		if has_plot tail_placement_unusable.png; then
+			echo "![unusable index over time, tail placement off and on](tail_placement_unusable.png)"
 			echo
 		fi
 		excerpt bench_page_frag '^Order-9 fragmentation over time' '^Per seed' x
@@ -501,7 +501,7 @@ fi
 		echo "boot a machine (128 MiB unless its command line says otherwise), allocate up to 24000"
 		echo "blocks of orders 0-3 (all of 128 MiB), free three in four, then count the 2 MiB"
 		echo "allocations that succeed. Every allocation comes before every free, so"
-		echo "\`page_alloc.tail_placement\` changes nothing here: seed 004's benchmark above measures it."
+		echo "\`page_alloc.tail_placement\` changes nothing here: the free-to-tail benchmark above measures it."
 		echo
 		echo '```'
 		# The buddyinfo and unusable index at boot and after the churn, and the result.
@@ -528,7 +528,7 @@ fi
 	echo "- \`raw/machine.txt\` — machine, versions, load, rounds; \`raw/timings.txt\` — seconds per step"
 	echo "- \`raw/peers.tsv\` — every peers run (one line per result); \`raw/kmemstat.txt\` — kmem's SLUB counters per run; \`raw/rss_floor.txt\` — bench_rss_floor's model of ideal size classes"
 	echo "- \`raw/peers-failures.txt\` — runs that crashed, timed out or saw a wrong object (with their output kept as raw/peers-WL-ALLOC-ROUND.*)"
-	echo "- \`raw/<benchmark>.txt\`, \`.err\` — the seed benchmarks' and kmem-run's full output; \`raw/page_frag.dat\` — seed 004's time series"
+	echo "- \`raw/<benchmark>.txt\`, \`.err\` — the benchmarks' and kmem-run's full output; \`raw/page_frag.dat\` — the free-to-tail time series"
 	echo "- \`raw/time_ratio.dat\`, \`raw/rss.dat\` — the data of the plots"
 	if [ -s "$raw/notes.txt" ] || [ ${#plot_notes[@]} -gt 0 ]; then
 		echo

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The report of `make run` (called by scripts/run.sh after the build):
 #
-#   1. the seed benchmarks that exist in build/bin (bench_page_frag,
+#   1. the benchmarks that exist in build/bin (bench_page_frag,
 #      bench_page_alloc_speed, bench_slab_bulk, bench_slab_prodcons,
 #      bench_slab_vs_malloc, bench_threads_rss, bench_real_programs,
 #      bench_startup), with options for a shorter run; one that is
@@ -27,7 +27,7 @@
 #     REPORT_BUILD_DIR=dir the build tree to take binaries from (default build)
 #     REPORT_STATS_BUILD_DIR=dir  where kmem is built with KMEM_SLUB_STATS (default build-stats)
 #     REPORT_WORKLOADS="hot larson ..."   a subset of the peers workloads
-#     REPORT_SKIP_SEEDS=1  skip steps 1 and 2 (peers only)
+#     REPORT_SKIP_BENCHES=1  skip steps 1 and 2 (peers only; REPORT_SKIP_SEEDS=1 too)
 #     REPORT_KMEM_RUN_CMDLINE="mem=64M ..."   kmem-run's boot command line
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -89,9 +89,9 @@ run() {
 	timeout --kill-after=10 "$limit" "$@" >"$raw/$name.txt" 2>"$raw/$name.err"
 }
 
-# seed BENCH TIMEOUT SHORT-ARGS...: run build/bin/BENCH with the short-run
+# bench BENCH TIMEOUT SHORT-ARGS...: run build/bin/BENCH with the short-run
 # arguments; if it rejects them (status 2, usage), again with its defaults.
-seed() {
+bench() {
 	local b=$1 limit=$2 rc
 	shift 2
 	if [ ! -x "$bin/$b" ]; then
@@ -123,25 +123,25 @@ accepts() {
 	grep -q -- "$2" <<<"$usage"
 }
 
-if [ -n "${REPORT_SKIP_SEEDS:-}" ]; then
-	echo "seeds skipped (REPORT_SKIP_SEEDS)" >>"$notes"
+if [ -n "${REPORT_SKIP_BENCHES:-}${REPORT_SKIP_SEEDS:-}" ]; then
+	echo "benchmarks skipped (REPORT_SKIP_BENCHES)" >>"$notes"
 else
-	# ---- 1. seed benchmarks (shorter runs than their defaults) -----------
-	seed bench_page_frag 300 -n 5000 -s 1,2,3,4,5 -o "$rawabs/page_frag.dat"
-	seed bench_page_alloc_speed 300 -r 7
-	seed bench_slab_bulk 300 -r 3 -n 500000
+	# ---- 1. benchmarks (shorter runs than their defaults) ----------------
+	bench bench_page_frag 300 -n 5000 -s 1,2,3,4,5 -o "$rawabs/page_frag.dat"
+	bench bench_page_alloc_speed 300 -r 7
+	bench bench_slab_bulk 300 -r 3 -n 500000
 	if [ -x "$bin/bench_slab_prodcons" ]; then
 		args=()
 		accepts bench_slab_prodcons '-r ROUNDS' && args+=(-r 3)
 		accepts bench_slab_prodcons '-C' && args+=(-C)
-		seed bench_slab_prodcons 300 "${args[@]}"
+		bench bench_slab_prodcons 300 "${args[@]}"
 	else
-		seed bench_slab_prodcons 1
+		bench bench_slab_prodcons 1
 	fi
-	seed bench_slab_vs_malloc 300 -r 3 -n 500000 -C
-	seed bench_threads_rss 120
-	seed bench_real_programs 400 -r 3
-	seed bench_startup 300 -n 100 -r 3
+	bench bench_slab_vs_malloc 300 -r 3 -n 500000 -C
+	bench bench_threads_rss 120
+	bench bench_real_programs 400 -r 3
+	bench bench_startup 300 -n 100 -r 3
 
 	# ---- 2. the page-allocator demo ---------------------------------------
 	if [ -x "$bin/kmem-run" ]; then
@@ -286,4 +286,4 @@ if [ -s "$notes" ]; then
 	echo "Skipped or failed steps:"
 	sed 's/^/  /' "$notes"
 fi
-log "done: $out/README.md (open it for the seeds, the details and the plots)"
+log "done: $out/README.md (open it for the kernel patches, the details and the plots)"

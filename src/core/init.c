@@ -64,7 +64,7 @@ static bool fork_prepare_runs_last;
  * copies per fork of a shell.
  *
  * Only when no prepare handler runs after kmem's: one could start a thread
- * that is inside kmem when the fork happens (a review's reproduction: a
+ * that is inside kmem when the fork happens (reproduced: a
  * handler the program registered before kmem_init() did, and the child
  * deadlocked).  Prepare handlers run newest first, so that holds for the
  * malloc front-end, which registers from its constructor, not for a

@@ -53,9 +53,9 @@ static unsigned int slab_class_of(unsigned int size)
  * eighth of the power of two below (144, 160, ... 256, 288, ... 512, 576,
  * ... 4096), so a block wastes at most 12.5% and 6% on average, then
  * slab_class_of().  Below 1 KiB jemalloc and mimalloc space theirs by
- * quarters; eighths there took frag's resident size after its 90% free
- * from 307 to 297 MB and longlived's from 232 to 229 (docs/benchmarks.md,
- * session 17).  These are the candidates; best_class() picks among them.
+ * quarters; eighths there keep less memory resident when blocks of many
+ * sizes are freed and allocated again (docs/benchmarks.md, frag and
+ * longlived).  These are the candidates; best_class() picks among them.
  */
 static unsigned int class_of(unsigned int size)
 {

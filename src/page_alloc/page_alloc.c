@@ -32,7 +32,7 @@ struct zone zone_normal = {
 
 bool tail_placement = true;
 kmem_param("page_alloc.tail_placement", tail_placement, bool,
-	   "free-to-tail heuristic for blocks whose order+1 buddy is free (seed 004)");
+	   "free-to-tail heuristic for blocks whose order+1 buddy is free (buddy free-to-tail)");
 
 /* ---- free lists ---------------------------------------------------- */
 
@@ -97,7 +97,7 @@ static inline bool page_is_buddy(const struct page *buddy, unsigned int order)
 }
 
 /*
- * Seed 004: the block we just placed could not merge, but if the buddy of
+ * Buddy free-to-tail (Zoccolo, Gorman 2010): the block we just placed could not merge, but if the buddy of
  * the combined (order+1) block is free, freeing our missing buddy would merge
  * twice.  Keep such a block at the tail so it is handed out last.  The check
  * needs an order+1 buddy below MAX_PAGE_ORDER, hence the cut-off.

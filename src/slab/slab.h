@@ -25,7 +25,7 @@
 enum slab_allocator_type { SLAB_ALLOCATOR_SLUB, SLAB_ALLOCATOR_SLAB, SLAB_ALLOCATOR_SLOB };
 extern enum slab_allocator_type slab_allocator;
 
-/* SLUB_STATS counters, kernel enum order, plus seed 003's thrash counters. */
+/* SLUB_STATS counters, kernel enum order, plus slab_thrash_ratio's thrash counters. */
 enum stat_item {
 	ALLOC_FASTPATH, ALLOC_SLOWPATH, FREE_FASTPATH, FREE_SLOWPATH, FREE_FROZEN,
 	FREE_ADD_PARTIAL, FREE_REMOVE_PARTIAL, ALLOC_FROM_PARTIAL, ALLOC_SLAB,
@@ -56,7 +56,7 @@ extern const char *const slub_stat_names[NR_SLUB_STAT_ITEMS];
  * counts its slow paths' events always (they are rare and the report reads
  * them), but the two counters of every object that goes through a sheaf,
  * ALLOC_PCS and FREE_PCS, are a memory increment on each fast path, 7-10%
- * of a malloc+free pair (docs/benchmarks.md, session 17): they are counted
+ * of a malloc+free pair (docs/benchmarks.md): they are counted
  * only in a build with CONFIG_SLUB_STATS (cmake -DKMEM_SLUB_STATS=ON; make
  * test's sanitizer stages), and without it their files are not there.
  */

@@ -379,7 +379,7 @@ static bool thrashing(const struct kmem_cache *s, const struct kmem_cache_cpu *c
 }
 
 /*
- * seed 003: a cpu slab taken from a partial list that served fewer fast-path
+ * SLUB slab_thrash_ratio (Rientjes 2009): a cpu slab taken from a partial list that served fewer fast-path
  * allocations than the watermark before running dry is a sign of thrashing.
  * A few in a row switch the thread to picking only partial slabs with at
  * least the watermark's worth of free objects (or a new slab).

@@ -208,7 +208,7 @@ long slub_validate(struct kmem_cache *s)
 
 void slub_set_min_free_watermark(struct kmem_cache *s, unsigned long ratio)
 {
-	/* Stored as objects so the slow path needs no arithmetic (seed 003). */
+	/* Stored as objects so the slow path needs no arithmetic (slab_thrash_ratio). */
 	__atomic_store_n(&s->min_free_watermark,
 			 (unsigned int)(oo_objects(s->oo) * ratio / 100), __ATOMIC_RELAXED);
 }

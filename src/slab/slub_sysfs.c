@@ -28,7 +28,7 @@
  *    a debug one has sheaves (60/28/20/12/4 by slot size, slab_layout.h); 6.18
  *    shows it non-zero only for caches that asked for sheaves.  Boot with
  *    slub_sheaves=0 for 6.18's values (0 here, as there for most caches).
- * slab_thrash_ratio (seed 003) is a percentage of objs_per_slab, stored as
+ * slab_thrash_ratio (SLUB slab_thrash_ratio, Rientjes 2009) is a percentage of objs_per_slab, stored as
  * a number of objects: it reads back as the ratio that object count means
  * (20 on a 64-object slab -> 12 objects -> reads 18).
  */
