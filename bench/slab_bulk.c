@@ -39,7 +39,7 @@
 #include "slab_bench.h"
 
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #define MAX_RUNS	31
 #define MAX_BULK	4096
@@ -176,8 +176,8 @@ static void measure(enum kind k, unsigned int bulk, struct measure *m)
 			fprintf(stderr, "bench_slab_bulk: kmem_cache_create failed\n");
 			exit(1);
 		}
-		slab_objects = oo_objects(s->oo);
-		slab_order = oo_order(s->oo);
+		slab_objects = oo_objects(slub_of(s)->oo);
+		slab_order = oo_order(slub_of(s)->oo);
 	}
 	if (run_kind(k, s, bulk, iters / 10 + 1)) {	/* warm up: slabs, branch predictors */
 		fprintf(stderr, "bench_slab_bulk: %s bulk %u: allocation failed\n", kind_name[k], bulk);

@@ -68,7 +68,7 @@
 #include "slab_bench.h"
 
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #define CMDLINE		"mem=512M"
 #define CMDLINE_CLASSIC	CMDLINE " slub_sheaves=0"	/* the seed's SLUB: no sheaves */
@@ -373,8 +373,8 @@ static void run_job(void *arg)
 			struct kmem_cache *s = kcache(k);
 			snprintf(r->cache[k], sizeof(r->cache[k]), "%s", kmem_cache_name(s));
 			r->ratio[k] = (unsigned int)slub_thrash_ratio(s);
-			r->watermark[k] = s->min_free_watermark;
-			r->objects[k] = oo_objects(s->oo);
+			r->watermark[k] = slub_of(s)->min_free_watermark;
+			r->objects[k] = oo_objects(slub_of(s)->oo);
 			/* Only what this run does: clear kmem's own boot-time counts. */
 			for (int si = 0; si < NR_SLUB_STAT_ITEMS; si++)
 				slub_stat_clear(s, si);

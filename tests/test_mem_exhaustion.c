@@ -36,7 +36,7 @@
 #include "page_alloc/mm.h"
 #include "page_alloc/pcp.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "lib/kt_util.h"
 #include "lib/mm_check.h"

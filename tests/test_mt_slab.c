@@ -43,7 +43,7 @@
 
 #include "core/printk.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -333,7 +333,7 @@ static void check_stats(struct kmem_cache *s, unsigned long allocs, unsigned lon
 	 * Objects through sheaves are counted only with CONFIG_SLUB_STATS;
 	 * without it, with sheaves, the other paths can only be fewer.
 	 */
-	bool exact = SLUB_STATS_PER_OBJECT || !s->sheaf_capacity;
+	bool exact = SLUB_STATS_PER_OBJECT || !slub_of(s)->sheaf_capacity;
 	if (exact ? v[0] + v[1] + v[2] != allocs || v[3] + v[4] + v[5] != frees
 		  : v[0] + v[3] || v[1] + v[2] > allocs || v[4] + v[5] > frees)
 		KT_FAIL("%s: alloc_cpu_sheaf %lu + alloc_fastpath %lu + alloc_slowpath %lu "
@@ -348,7 +348,7 @@ static void check_stats(struct kmem_cache *s, unsigned long allocs, unsigned lon
 	}
 	/* Cross-thread traffic really happened: with sheaves whole sheaves moved
 	 * through the barn or back to slabs; without, some frees took the slow path. */
-	if (s->sheaf_capacity) {
+	if (slub_of(s)->sheaf_capacity) {
 		unsigned long bp = stat_of(s, BARN_PUT), fl = stat_of(s, SHEAF_FLUSH);
 		unsigned long bg = stat_of(s, BARN_GET), rf = stat_of(s, SHEAF_REFILL);
 		if (!((v[3] > 0 || !SLUB_STATS_PER_OBJECT) && bp + fl > 0 && bg + rf + v[1] + v[2] > 0))
@@ -497,8 +497,8 @@ KTEST(c_owners_exit_before_their_objects_are_freed)
 			start_threads(ot, OWNERS, owner_fn, oa, sizeof(oa[0]));
 			join_threads(ot, OWNERS);
 			if (slab_test_is_slub()) {
-				struct slabinfo info;
-				slub_get_slabinfo(st.s, &info);
+				struct slub_info info;
+				slub_get_info(st.s, &info);
 				/* Nobody alive has per-thread state for the cache. */
 				KT_EXPECT(info.cpu_slabs == 0 && info.cpu_partial_slabs == 0);
 				KT_EXPECT(info.active_objs == st.total);
@@ -517,8 +517,8 @@ KTEST(c_owners_exit_before_their_objects_are_freed)
 	}
 	check_stats(st.s, atomic_load(&st.allocs), atomic_load(&st.frees));
 	if (slab_test_is_slub()) {
-		struct slabinfo info;
-		slub_get_slabinfo(st.s, &info);
+		struct slub_info info;
+		slub_get_info(st.s, &info);
 		/* Only the barn (shared, not per-thread) may still hold objects. */
 		KT_EXPECT(info.cpu_slabs == 0 && info.active_objs == barn_objects(st.s));
 		KT_EXPECT(slub_validate(st.s) == 0);

@@ -19,7 +19,7 @@
 
 #include "page_alloc/mm.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "lib/kt_util.h"
 #include "ktest.h"

@@ -22,7 +22,7 @@
 #include "core/printk.h"
 #include "core/vmstat.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -72,7 +72,7 @@ KTEST(ctor_runs_once_per_object)
 	long first = ctor_calls;
 	KT_ASSERT(first >= 1);
 	if (slab_test_is_slub())	/* whole slabs were constructed at once (a sheaf refill may take several) */
-		KT_ASSERT_EQ(first, atomic_load(&s->node.total_objects));
+		KT_ASSERT_EQ(first, atomic_load(&slub_of(s)->node.total_objects));
 
 	/* Free and reallocate: the object keeps its constructed state, no new ctor call. */
 	for (int i = 0; i < 1000; i++) {
@@ -122,7 +122,7 @@ KTEST(ctor_runs_once_per_object)
 		KT_ASSERT(slab_disjoint(objs, N, sizeof(struct ctor_obj)));
 	}
 	if (slab_test_is_slub())	/* once per object of every slab ever built */
-		KT_ASSERT_EQ(ctor_calls, (long)oo_objects(s->oo) *
+		KT_ASSERT_EQ(ctor_calls, (long)oo_objects(slub_of(s)->oo) *
 					 (long)slub_stat_sum(s, ALLOC_SLAB, NULL, 0, NULL));
 	kmem_cache_free_bulk(s, N, objs);
 

@@ -26,7 +26,7 @@
 #include "core/printk.h"
 #include "core/vmstat.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -123,7 +123,7 @@ static void child_bulk_oom(void)
 	/* Objects a sheaf refill took beyond @first go back; empty slabs too. */
 	kmem_cache_shrink(s);
 	nb += fill_memory(pages + nb, orders + nb, MAXB - nb, MAX_PAGE_ORDER);
-	unsigned int per_slab = slab_test_is_slub() ? oo_objects(s->oo) : 0;
+	unsigned int per_slab = slab_test_is_slub() ? oo_objects(slub_of(s)->oo) : 0;
 	size_t want = per_slab ? per_slab : 64;
 	KT_EXPECT(kmem_cache_alloc_bulk(s, GFP | __GFP_NOWARN, want, p) == 0);
 	size_t got = 0;

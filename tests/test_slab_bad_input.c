@@ -27,7 +27,7 @@
 
 #include "core/printk.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -182,7 +182,7 @@ KTEST(double_free_cpu_freelist_head)
  */
 static unsigned int three_slabs(struct kmem_cache *s, void **objs)
 {
-	unsigned int per = oo_objects(s->oo);
+	unsigned int per = oo_objects(slub_of(s)->oo);
 
 	for (unsigned int i = 0; i < 3 * per; i++)
 		objs[i] = kmem_cache_alloc(s, GFP);
@@ -197,7 +197,7 @@ KTEST(double_free_slab_freelist_head)
 	for (int cpu_partial = 1; cpu_partial >= 0; cpu_partial--) {
 		struct kmem_cache *s = new_cache("bad_df_slab", 256);
 		KT_ASSERT(s);
-		if (s->sheaf_capacity) {	/* frees go to sheaves: test@nosheaves covers it */
+		if (slub_of(s)->sheaf_capacity) {	/* frees go to sheaves: test@nosheaves covers it */
 			kmem_cache_destroy(s);
 			return;
 		}
@@ -260,7 +260,7 @@ KTEST(double_free_anywhere_on_the_freelist_with_checks)
 	if (!slab_test_is_slub())
 		return;
 	KT_ASSERT(s);
-	KT_ASSERT_EQ(s->sheaf_capacity, 0);
+	KT_ASSERT_EQ(slub_of(s)->sheaf_capacity, 0);
 	void *a = kmem_cache_alloc(s, GFP), *b = kmem_cache_alloc(s, GFP), *c = kmem_cache_alloc(s, GFP);
 	KT_ASSERT(a && b && c && virt_to_slab(a) == virt_to_slab(c));
 	kmem_cache_free(s, a);
@@ -290,7 +290,7 @@ KTEST(double_free_in_fully_free_slab)
 	static void *objs[3 * 64];
 	struct kmem_cache *s = new_cache("bad_df_empty", 256);
 	KT_ASSERT(s);
-	if (s->sheaf_capacity) {	/* frees go to sheaves: test@nosheaves covers it */
+	if (slub_of(s)->sheaf_capacity) {	/* frees go to sheaves: test@nosheaves covers it */
 		kmem_cache_destroy(s);
 		return;
 	}
@@ -428,16 +428,16 @@ KTEST(page_map_leads_to_the_head_and_is_cleared_with_the_slab)
 {
 	struct kmem_cache *s = new_cache("bad_map", 1024);
 	KT_ASSERT(s);
-	unsigned int per = oo_objects(s->oo);
+	unsigned int per = oo_objects(slub_of(s)->oo);
 	void *objs[64];
-	KT_ASSERT(per <= 64 && oo_order(s->oo) >= 1);
+	KT_ASSERT(per <= 64 && oo_order(slub_of(s)->oo) >= 1);
 	for (unsigned int i = 0; i < per; i++)
 		KT_ASSERT((objs[i] = kmem_cache_alloc(s, GFP)) != NULL);
 	struct slab *slab = virt_to_slab(objs[0]);
 	KT_ASSERT(slab);
 	char *base = slab_address(slab);
 	unsigned int pages = 1u << compound_order(slab_page(slab));
-	KT_ASSERT_EQ(pages, 1u << oo_order(s->oo));
+	KT_ASSERT_EQ(pages, 1u << oo_order(slub_of(s)->oo));
 	for (unsigned int i = 0; i < per; i++)
 		if ((char *)objs[i] >= base && (char *)objs[i] < base + pages * PAGE_SIZE)
 			KT_ASSERT(virt_to_slab(objs[i]) == slab);
@@ -712,7 +712,7 @@ KTEST(write_after_free_over_a_debug_freelist)
 	uint64_t st = slab_state(slab);
 	KT_EXPECT(!ss_frozen(st));
 	KT_EXPECT(ss_inuse(st) == ss_objects(st));
-	KT_EXPECT(ss_objects(st) == oo_objects(c->oo));
+	KT_EXPECT(ss_objects(st) == oo_objects(slub_of(c)->oo));
 	/* Given up: validate finds nothing more, allocation goes elsewhere. */
 	reports = kmem_report_count();
 	KT_ASSERT_EQ(kmem_write(path, "1"), 0);
@@ -1017,7 +1017,7 @@ KTEST(bulk_free_naming_a_free_object_keeps_the_live_one)
 	if (!slab_test_is_slub())
 		return;
 	KT_ASSERT(s);
-	unsigned int per = oo_objects(s->oo), n = 7 * per;
+	unsigned int per = oo_objects(slub_of(s)->oo), n = 7 * per;
 	void **p = calloc(n, sizeof(void *)), **q = calloc(per, sizeof(void *));
 	KT_ASSERT(p && q);
 	KT_ASSERT_EQ(kmem_cache_alloc_bulk(s, GFP, n, p), (int)n);	/* whole slabs, in order */

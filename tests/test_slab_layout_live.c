@@ -29,7 +29,7 @@
 
 #include "core/printk.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "ktest.h"
 #include "lib/kernel_data.h"
@@ -114,20 +114,20 @@ static int check_row(unsigned int rowno, const char *kname, const unsigned long 
 	}
 	res->checked++;
 	int bad = 0;
-	if (s->size != v[C_SLABSZ] || oo_order(s->oo) != v[C_ORDER] ||
-	    oo_objects(s->oo) != v[C_OBJS] || s->min_partial != v[C_MINPART] ||
-	    s->cpu_partial != v[C_CPUPART] || s->align != v[C_ALIGN] ||
+	if (s->size != v[C_SLABSZ] || oo_order(slub_of(s)->oo) != v[C_ORDER] ||
+	    oo_objects(slub_of(s)->oo) != v[C_OBJS] || slub_of(s)->min_partial != v[C_MINPART] ||
+	    slub_of(s)->cpu_partial != v[C_CPUPART] || s->align != v[C_ALIGN] ||
 	    s->object_size != v[C_OBJSZ]) {
 		KT_FAIL("%s%s: slab_size %u/%lu order %u/%lu objs %u/%lu min_partial %lu/%lu "
 			"cpu_partial %u/%lu align %u/%lu (live/kernel)", kname, ctor ? " (ctor)" : "",
-			s->size, v[C_SLABSZ], oo_order(s->oo), v[C_ORDER], oo_objects(s->oo),
-			v[C_OBJS], s->min_partial, v[C_MINPART], s->cpu_partial, v[C_CPUPART],
+			s->size, v[C_SLABSZ], oo_order(slub_of(s)->oo), v[C_ORDER], oo_objects(slub_of(s)->oo),
+			v[C_OBJS], slub_of(s)->min_partial, v[C_MINPART], slub_of(s)->cpu_partial, v[C_CPUPART],
 			s->align, v[C_ALIGN]);
 		bad = 1;
 	}
 
 	/* objs_per_slab + 1 objects: the first slab fills up, the last one opens a second. */
-	unsigned int n = oo_objects(s->oo) + 1;
+	unsigned int n = oo_objects(slub_of(s)->oo) + 1;
 	void **objs = calloc(n, sizeof(*objs));
 	struct page *heads[2] = { NULL, NULL };
 	unsigned int per_head[2] = { 0, 0 };
@@ -150,9 +150,9 @@ static int check_row(unsigned int rowno, const char *kname, const unsigned long 
 		heads[k] = head;
 		per_head[k]++;
 		if (!PageSlab(head) || page_slab_cache(head) != s ||
-		    compound_order(head) != oo_order(s->oo)) {
+		    compound_order(head) != oo_order(slub_of(s)->oo)) {
 			KT_FAIL("%s: object %u: slab page of order %u (want %u), cache %s", kname, i,
-				compound_order(head), oo_order(s->oo),
+				compound_order(head), oo_order(slub_of(s)->oo),
 				PageSlab(head) ? page_slab_cache(head)->name : "(not a slab)");
 			bad = 1;
 		}
@@ -161,9 +161,9 @@ static int check_row(unsigned int rowno, const char *kname, const unsigned long 
 			bad = 1;
 		}
 	}
-	if (!bad && (!heads[1] || per_head[0] != oo_objects(s->oo) || per_head[1] != 1)) {
+	if (!bad && (!heads[1] || per_head[0] != oo_objects(slub_of(s)->oo) || per_head[1] != 1)) {
 		KT_FAIL("%s: %u objects came from slabs holding %u and %u (want %u and 1)", kname,
-			n, per_head[0], per_head[1], oo_objects(s->oo));
+			n, per_head[0], per_head[1], oo_objects(slub_of(s)->oo));
 		bad = 1;
 	}
 	for (unsigned int i = 0; i < n; i++)

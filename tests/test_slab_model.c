@@ -39,7 +39,7 @@
 #include "core/vmstat.h"
 #include "page_alloc/mm.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"

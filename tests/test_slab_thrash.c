@@ -36,7 +36,7 @@
 
 #include "core/printk.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "ktest.h"
 #include "lib/slab_test.h"
@@ -86,13 +86,13 @@ static void *run_scenario(void *arg)
 	struct kmem_cache *s = kmem_cache_create(name, SIZE, 0, SLAB_NO_MERGE, NULL);
 	if (!s)
 		SCEN_FAIL(sc, "kmem_cache_create failed");
-	unsigned int per = sc->objs = oo_objects(s->oo);
+	unsigned int per = sc->objs = oo_objects(slub_of(s)->oo);
 	if (per > 64)
 		SCEN_FAIL(sc, "%u objects per slab", per);
 	if (!sc->cpu_partial && slub_set_cpu_partial(s, 0))
 		SCEN_FAIL(sc, "slub_set_cpu_partial(0) failed");
 	slub_set_min_free_watermark(s, sc->ratio);
-	sc->watermark = s->min_free_watermark;
+	sc->watermark = slub_of(s)->min_free_watermark;
 
 	/* NSLABS full slabs, in allocation order. */
 	unsigned int total = NSLABS * per;
@@ -114,8 +114,8 @@ static void *run_scenario(void *arg)
 	}
 	/* Our partial slabs and the full cpu slab go to the node. */
 	slub_flush_this_thread(s);
-	if (s->node.nr_partial != NSLABS - 1)
-		SCEN_FAIL(sc, "node partial list holds %lu slabs, want %u", s->node.nr_partial,
+	if (slub_of(s)->node.nr_partial != NSLABS - 1)
+		SCEN_FAIL(sc, "node partial list holds %lu slabs, want %u", slub_of(s)->node.nr_partial,
 			  NSLABS - 1);
 
 	unsigned long det0 = stat_now(s, THRASH_DETECTED), skip0 = stat_now(s, THRASH_SKIP_PARTIAL);
@@ -207,7 +207,7 @@ static bool run(struct scenario *sc)
 static bool sheaves_on(void)
 {
 	struct kmem_cache *s = kmem_cache_create("thrash_probe", SIZE, 0, SLAB_NO_MERGE, NULL);
-	bool on = s && s->sheaf_capacity;
+	bool on = s && slub_of(s)->sheaf_capacity;
 
 	kmem_cache_destroy(s);
 	return on;
@@ -276,22 +276,22 @@ KTEST(effective_ratio_read_back)
 	struct kmem_cache *s64 = kmem_cache_create("thrash_ratio64", 64, 0, SLAB_NO_MERGE, NULL);
 	struct kmem_cache *s16 = kmem_cache_create("thrash_ratio16", 256, 0, SLAB_NO_MERGE, NULL);
 	KT_ASSERT(s64 && s16);
-	KT_ASSERT_EQ(oo_objects(s64->oo), 64);
-	KT_ASSERT_EQ(oo_objects(s16->oo), 16);
+	KT_ASSERT_EQ(oo_objects(slub_of(s64)->oo), 64);
+	KT_ASSERT_EQ(oo_objects(slub_of(s16)->oo), 16);
 
 	KT_EXPECT(slub_thrash_ratio(s64) == 0);		/* off by default */
 	slub_set_min_free_watermark(s64, 20);
-	KT_EXPECT(s64->min_free_watermark == 12);	/* 64 * 20 / 100 */
+	KT_EXPECT(slub_of(s64)->min_free_watermark == 12);	/* 64 * 20 / 100 */
 	KT_EXPECT(slub_thrash_ratio(s64) == 18);	/* 12 / 64 = 18.75% */
 	KT_ASSERT_EQ(slab_sysfs_long(s64, "slab_thrash_ratio"), 18);
 	/* Through sysfs: the stored watermark and the read-back are the same. */
 	char path[128];
 	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slab_thrash_ratio", kmem_cache_name(s16));
 	KT_EXPECT(kmem_write(path, "20") == 0);
-	KT_EXPECT(s16->min_free_watermark == 3 && slab_sysfs_long(s16, "slab_thrash_ratio") == 18);
-	KT_EXPECT(kmem_write(path, "0") == 0 && s16->min_free_watermark == 0);
+	KT_EXPECT(slub_of(s16)->min_free_watermark == 3 && slab_sysfs_long(s16, "slab_thrash_ratio") == 18);
+	KT_EXPECT(kmem_write(path, "0") == 0 && slub_of(s16)->min_free_watermark == 0);
 	slub_set_min_free_watermark(s16, 20);
-	KT_EXPECT(s16->min_free_watermark == 3 && slub_thrash_ratio(s16) == 18);
+	KT_EXPECT(slub_of(s16)->min_free_watermark == 3 && slub_thrash_ratio(s16) == 18);
 
 	static const unsigned long ratios[] = { 0, 1, 2, 50, 99, 100 };
 	static const unsigned long want64[] = { 0, 0, 1, 50, 98, 100 };
@@ -326,9 +326,9 @@ static void *run_sheaf_scenario(void *arg)
 	struct kmem_cache *s = kmem_cache_create(name, SIZE, 0, SLAB_NO_MERGE, NULL);
 	if (!s)
 		SCEN_FAIL(sc, "kmem_cache_create failed");
-	unsigned int per = oo_objects(s->oo), total = (NSLABS + 4) * per, nslabs = 0;
+	unsigned int per = oo_objects(slub_of(s)->oo), total = (NSLABS + 4) * per, nslabs = 0;
 	slub_set_min_free_watermark(s, sc->ratio);
-	sc->watermark = s->min_free_watermark;
+	sc->watermark = slub_of(s)->min_free_watermark;
 	for (unsigned int i = 0; i < total; i++)
 		if (!(objs[i] = kmem_cache_alloc(s, GFP_KERNEL)))
 			SCEN_FAIL(sc, "allocation %u failed", i);
@@ -361,7 +361,7 @@ static void *run_sheaf_scenario(void *arg)
 	}
 	slub_flush_this_thread(s);
 	kmem_cache_shrink(s);
-	sc->poor = (unsigned int)s->node.nr_partial;
+	sc->poor = (unsigned int)slub_of(s)->node.nr_partial;
 	if (sc->poor != NSLABS - 1)
 		SCEN_FAIL(sc, "node partial list holds %u slabs, want %u", sc->poor, NSLABS - 1);
 

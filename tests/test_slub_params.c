@@ -34,7 +34,7 @@
 #include <kmem.h>
 
 #include "slab/slab.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 #include "lib/kt_util.h"
 #include "ktest.h"

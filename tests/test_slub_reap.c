@@ -34,8 +34,8 @@
 
 #include "slab/kmalloc.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub.h"
+#include "slab/slub/slub_internal.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -54,8 +54,8 @@ static struct kmem_cache *cache64(const char *name)
 {
 	struct kmem_cache *s = kmem_cache_create(name, OBJ, 0, SLAB_NO_MERGE, NULL);
 
-	if (s && (s->size != OBJ || s->sheaf_capacity != CAP)) {
-		fprintf(stderr, "  %s: size %u, sheaf_capacity %u\n", name, s->size, s->sheaf_capacity);
+	if (s && (s->size != OBJ || slub_of(s)->sheaf_capacity != CAP)) {
+		fprintf(stderr, "  %s: size %u, sheaf_capacity %u\n", name, s->size, slub_of(s)->sheaf_capacity);
 		return NULL;
 	}
 	/* Past the first refills' ramp: every refill fills a sheaf. */
@@ -70,9 +70,9 @@ static struct kmem_cache *cache64(const char *name)
 
 static unsigned int nr_full(struct kmem_cache *s)
 {
-	kmem_lock(&s->barn.lock);
-	unsigned int n = s->barn.nr_full;
-	kmem_unlock(&s->barn.lock);
+	kmem_lock(&slub_of(s)->barn.lock);
+	unsigned int n = slub_of(s)->barn.nr_full;
+	kmem_unlock(&slub_of(s)->barn.lock);
 	return n;
 }
 
@@ -87,18 +87,18 @@ static unsigned long in_sheaves(struct kmem_cache *s)
 /* Free objects of @s kept in this thread's sheaves and in the barn. */
 static unsigned long cached(struct kmem_cache *s)
 {
-	kmem_lock(&s->barn.lock);
-	unsigned long n = s->barn.full_objs;
-	kmem_unlock(&s->barn.lock);
+	kmem_lock(&slub_of(s)->barn.lock);
+	unsigned long n = slub_of(s)->barn.full_objs;
+	kmem_unlock(&slub_of(s)->barn.lock);
 	return n + in_sheaves(s);
 }
 
 /* Objects in use by the program or cached, as /proc/slabinfo counts them. */
 static unsigned long active(struct kmem_cache *s)
 {
-	struct slabinfo info;
+	struct slub_info info;
 
-	slub_get_slabinfo(s, &info);
+	slub_get_info(s, &info);
 	return info.active_objs;
 }
 
@@ -534,7 +534,7 @@ KTEST(fork_while_another_thread_reaps)
 		;
 	pid_t pid = fork();
 	if (pid == 0) {
-		int bad = atomic_load(&target->reapers) != 0;
+		int bad = atomic_load(&slub_of(target)->reapers) != 0;
 		unsigned long long t0 = now_ms();
 		kmem_cache_destroy(target);
 		bad |= now_ms() - t0 >= 10;

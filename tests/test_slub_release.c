@@ -37,8 +37,8 @@
 #include <kmem.h>
 
 #include "slab/slab.h"
-#include "slab/slub.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub.h"
+#include "slab/slub/slub_internal.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -137,16 +137,16 @@ static void free_rest(struct kmem_cache *s)
 KTEST(setup_which_caches_release)
 {
 	struct kmem_cache *s = rel_cache("kt_rel_setup");
-	KT_EXPECT(oo_order(s->oo) == 1 && oo_objects(s->oo) == OPS);
-	KT_EXPECT(s->release_min_free == 8);
+	KT_EXPECT(oo_order(slub_of(s)->oo) == 1 && oo_objects(slub_of(s)->oo) == OPS);
+	KT_EXPECT(slub_of(s)->release_min_free == 8);
 	kmem_cache_destroy(s);
 
 	struct kmem_cache *small = kmem_cache_create("kt_rel_64", 64, 0, SLAB_NO_MERGE, NULL);
-	KT_EXPECT(small && oo_order(small->oo) == 0 && small->release_min_free == 0);
+	KT_EXPECT(small && oo_order(slub_of(small)->oo) == 0 && slub_of(small)->release_min_free == 0);
 	struct kmem_cache *rcu = kmem_cache_create("kt_rel_rcu", OBJ, 0, SLAB_TYPESAFE_BY_RCU, NULL);
-	KT_EXPECT(rcu && rcu->release_min_free == 0);
+	KT_EXPECT(rcu && slub_of(rcu)->release_min_free == 0);
 	struct kmem_cache *red = kmem_cache_create("kt_rel_red", OBJ, 0, SLAB_RED_ZONE, NULL);
-	KT_EXPECT(red && red->release_min_free == 0);
+	KT_EXPECT(red && slub_of(red)->release_min_free == 0);
 	kmem_cache_destroy(small);
 	kmem_cache_destroy(rcu);
 	kmem_cache_destroy(red);
@@ -161,7 +161,7 @@ KTEST(ctor_caches_never_release)
 {
 	struct kmem_cache *s = kmem_cache_create("kt_rel_ctor", OBJ, 0, SLAB_NO_MERGE, zero_ctor);
 	KT_ASSERT(s);
-	KT_EXPECT(s->release_min_free == 0);
+	KT_EXPECT(slub_of(s)->release_min_free == 0);
 	kmem_cache_destroy(s);
 }
 
@@ -290,7 +290,7 @@ static void child_default(void)
 		return;
 	}
 	struct kmem_cache *s = rel_cache("kt_rel_default");
-	KT_EXPECT(s->release_min_free == 8 && !s->release_on_free);
+	KT_EXPECT(slub_of(s)->release_min_free == 8 && !slub_of(s)->release_on_free);
 	void *in[OPS];
 	struct slab *a = fill(s, in);
 	char *page1 = (char *)a->obj_base + 4096;
@@ -318,7 +318,7 @@ static void child_off(void)
 		return;
 	}
 	struct kmem_cache *s = rel_cache("kt_rel_off");
-	KT_EXPECT(s->release_min_free == 0);
+	KT_EXPECT(slub_of(s)->release_min_free == 0);
 	void *in[OPS];
 	struct slab *a = fill(s, in);
 	free_all_but(s, in, 0, 0);
@@ -353,11 +353,11 @@ static void child_mlocked(void)
 	void *in[OPS];
 	struct slab *a = fill(s, in);
 	unsigned long reports = kmem_report_count();
-	KT_EXPECT(s->release_min_free == 8);
+	KT_EXPECT(slub_of(s)->release_min_free == 8);
 	/* The release fails: the page stays, the objects too, and the cache stops trying. */
 	free_all_but(s, in, 0, 2);
 	KT_EXPECT(resident((char *)a->obj_base + 4096));
-	KT_EXPECT(s->release_min_free == 0);
+	KT_EXPECT(slub_of(s)->release_min_free == 0);
 	KT_EXPECT(slab_released(a) == 0 && ss_objects(slab_state(a)) == OPS);
 	KT_EXPECT(kt_vmstat("nr_slab_released") == 0);
 	EXPECT_SYSFS("kt_rel_locked", "total_objects", "64 N0=64\n");
@@ -480,7 +480,7 @@ static void child_threads(void)
 	for (int c = 0; c < 3; c++) {
 		snprintf(name, sizeof(name), "kt_rel_mt%u", mt_size[c]);
 		mt_cache[c] = kmem_cache_create(name, mt_size[c], 0, SLAB_NO_MERGE, NULL);
-		KT_ASSERT(mt_cache[c] && mt_cache[c]->release_min_free);
+		KT_ASSERT(mt_cache[c] && slub_of(mt_cache[c])->release_min_free);
 	}
 	unsigned long reports = kmem_report_count();
 	pthread_t t[NTHR], poker;

@@ -46,8 +46,8 @@
 
 #include "core/printk.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub.h"
+#include "slab/slub/slub_internal.h"
 
 #include "ktest.h"
 #include "lib/kt_util.h"
@@ -193,10 +193,10 @@ static struct kmem_cache *cache64_bare(const char *name)
 	struct kmem_cache *s = kmem_cache_create(name, OBJ, 0, SLAB_NO_MERGE, NULL);
 
 	/* The numbers below assume this geometry: check it once here. */
-	if (s && (s->size != OBJ || s->sheaf_capacity != CAP || oo_objects(s->oo) != OPP ||
-		  oo_order(s->oo) != 0)) {
+	if (s && (s->size != OBJ || slub_of(s)->sheaf_capacity != CAP || oo_objects(slub_of(s)->oo) != OPP ||
+		  oo_order(slub_of(s)->oo) != 0)) {
 		fprintf(stderr, "  %s: size %u, sheaf_capacity %u, %u objects of order %u\n",
-			name, s->size, s->sheaf_capacity, oo_objects(s->oo), oo_order(s->oo));
+			name, s->size, slub_of(s)->sheaf_capacity, oo_objects(slub_of(s)->oo), oo_order(slub_of(s)->oo));
 		return NULL;
 	}
 	return s;
@@ -271,7 +271,7 @@ KTEST(capacity_of_caches)
 		s[i] = kmem_cache_create(c[i].name, c[i].size, 0, c[i].flags | SLAB_NO_MERGE, NULL);
 		KT_ASSERT(s[i]);
 		snprintf(want, sizeof(want), "%u\n", c[i].cap);
-		KT_EXPECT(s[i]->sheaf_capacity == c[i].cap);
+		KT_EXPECT(slub_of(s[i])->sheaf_capacity == c[i].cap);
 		EXPECT_SYSFS(c[i].name, "sheaf_capacity", want);
 	}
 	/* Read-only, like every value attribute. */
@@ -411,7 +411,7 @@ KTEST(refill_ramp)
 	 */
 	struct kmem_cache *big = kmem_cache_create("kt_sheaf_ramp2k", 2048, 0, SLAB_NO_MERGE, NULL);
 	static const unsigned long want2k[] = { 2, 4, 8, 2, 12, 12 };
-	KT_ASSERT(big && big->sheaf_capacity == 12);
+	KT_ASSERT(big && slub_of(big)->sheaf_capacity == 12);
 	n = refill_sizes(big, sizes, 8);
 	KT_ASSERT(n >= 6);
 	for (int i = 0; i < 6; i++)
@@ -645,7 +645,7 @@ KTEST(counters_one_thread)
 	struct kmem_cache_cpu *c = my_slot(cnt);
 	KT_ASSERT(c && c->spare);
 	KT_EXPECT(c->count == 4 && c->spare->size == 60);
-	KT_EXPECT(cnt->barn.nr_full == 1 && cnt->barn.nr_empty == 0);
+	KT_EXPECT(slub_of(cnt)->barn.nr_full == 1 && slub_of(cnt)->barn.nr_empty == 0);
 	EXPECT_STATS(cnt, [ALLOC_PCS] = 71, [ALLOC_FASTPATH] = 4, [FREE_PCS] = 75,
 		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [BARN_GET_FAIL] = 2,
 		     [BARN_PUT] = 1, [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1);
@@ -663,7 +663,7 @@ KTEST(counters_one_thread)
 	KT_EXPECT(distinct(objs, 69));
 	c = my_slot(cnt);
 	KT_EXPECT(c->count == 59 && c->spare && c->spare->size == 0);
-	KT_EXPECT(cnt->barn.nr_full == 0 && cnt->barn.nr_empty == 1);
+	KT_EXPECT(slub_of(cnt)->barn.nr_full == 0 && slub_of(cnt)->barn.nr_empty == 1);
 	EXPECT_STATS(cnt, [ALLOC_PCS] = 136, [ALLOC_FASTPATH] = 8, [FREE_PCS] = 75,
 		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [BARN_GET] = 1,
 		     [BARN_GET_FAIL] = 2, [BARN_PUT] = 1, [ALLOC_SLAB] = 2,
@@ -680,7 +680,7 @@ KTEST(counters_one_thread)
 	free_n(cnt, objs, 69);
 	c = my_slot(cnt);
 	KT_EXPECT(c->count == 8 && c->spare && c->spare->size == 60);
-	KT_EXPECT(cnt->barn.nr_full == 1 && cnt->barn.nr_empty == 0);
+	KT_EXPECT(slub_of(cnt)->barn.nr_full == 1 && slub_of(cnt)->barn.nr_empty == 0);
 	EXPECT_STATS(cnt, [ALLOC_PCS] = 136, [ALLOC_FASTPATH] = 8, [FREE_PCS] = 144,
 		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [BARN_GET] = 1,
 		     [BARN_GET_FAIL] = 2, [BARN_PUT] = 2, [ALLOC_SLAB] = 2,
@@ -716,7 +716,7 @@ KTEST(shrink_flushes_sheaves_and_barn)
 		     [ALLOC_SLAB] = 2, [FREE_SLAB] = 2, [CPUSLAB_FLUSH] = 1,
 		     [DEACTIVATE_BYPASS] = 1, [DEACTIVATE_TO_HEAD] = 1,
 		     [CPU_PARTIAL_FREE] = 1, [FREE_FROZEN] = 1);
-	KT_EXPECT(cnt->barn.nr_full == 0 && cnt->barn.nr_empty == 0);
+	KT_EXPECT(slub_of(cnt)->barn.nr_full == 0 && slub_of(cnt)->barn.nr_empty == 0);
 	struct kmem_cache_cpu *c = my_slot(cnt);
 	KT_EXPECT(c && !c->main && !c->spare && c->count == 0 && c->cap == 0);
 
@@ -818,7 +818,7 @@ KTEST(full_barn_flushes_to_slabs)
 	unsigned long limit = stat_of(s, BARN_PUT);
 	KT_ASSERT(stat_of(s, BARN_PUT_FAIL) == 1);
 	KT_EXPECT(limit >= MAX_FULL_SHEAVES);
-	KT_EXPECT(s->barn.nr_full == limit && s->barn.nr_empty == 0);
+	KT_EXPECT(slub_of(s)->barn.nr_full == limit && slub_of(s)->barn.nr_empty == 0);
 	/*
 	 * 40 frees fill main, the next makes it the spare, then each 60th
 	 * sends a full main to the barn (for a new empty sheaf), L times; the
@@ -871,7 +871,7 @@ KTEST(barn_keeps_the_empties_of_a_burst)
 	static void *p[BURST];
 	struct kmem_cache *s = cache64("kt_sheaf_barn_empties");
 	KT_ASSERT(s);
-	KT_ASSERT(s->barn.max_full >= 40);
+	KT_ASSERT(slub_of(s)->barn.max_full >= 40);
 
 	alloc_n(s, p, BURST);
 	free_n(s, p, BURST);
@@ -880,7 +880,7 @@ KTEST(barn_keeps_the_empties_of_a_burst)
 	alloc_n(s, p, BURST);
 	KT_EXPECT(distinct(p, BURST));
 	/* Every empty traded for a full sheaf stayed in the barn. */
-	KT_EXPECT(s->barn.nr_empty == stat_of(s, BARN_GET));
+	KT_EXPECT(slub_of(s)->barn.nr_empty == stat_of(s, BARN_GET));
 	KT_EXPECT(stat_of(s, SHEAF_FREE) == 0);
 
 	unsigned long sheaves = stat_of(s, SHEAF_ALLOC);
@@ -993,7 +993,7 @@ KTEST(cross_thread_through_the_barn)
 	pthread_barrier_wait(&x.freed);
 	KT_EXPECT(x.bad == 0);
 	KT_EXPECT(x.nr_held == XHELD);
-	KT_EXPECT(x.s->barn.nr_full == 2);
+	KT_EXPECT(slub_of(x.s)->barn.nr_full == 2);
 	/* C0 is A (first to use the cache), C1 is B. */
 	if (SLUB_STATS_PER_OBJECT)
 		EXPECT_SYSFS("kt_sheaf_xthr", "free_cpu_sheaf", "240 C1=240\n");
@@ -1010,7 +1010,7 @@ KTEST(cross_thread_through_the_barn)
 	EXPECT_SYSFS("kt_sheaf_xthr", "barn_get", "2 C0=2\n");
 	EXPECT_SYSFS("kt_sheaf_xthr", "barn_get_fail", "4 C0=4\n");
 	EXPECT_SYSFS("kt_sheaf_xthr", "alloc_slab", "4 C0=4\n");
-	KT_EXPECT(x.s->barn.nr_full == 0);
+	KT_EXPECT(slub_of(x.s)->barn.nr_full == 0);
 	/*
 	 * What A got and what B holds are distinct objects, and together they
 	 * are every object of the 4 slabs: nothing lost, nothing twice.
@@ -1161,24 +1161,24 @@ KTEST(bulk_through_spare_and_barn)
 	kmem_cache_free_bulk(s, 200, many);
 	KT_EXPECT(main_count(s) == 20);
 	KT_EXPECT(pcs_is(s, FREE_PCS, 200));
-	KT_EXPECT(stat_of(s, BARN_PUT) == 2 && s->barn.nr_full == 2);
+	KT_EXPECT(stat_of(s, BARN_PUT) == 2 && slub_of(s)->barn.nr_full == 2);
 	KT_EXPECT(stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH) == 0);
 	/* Back: main's 20, the spare's 60, two full sheaves from the barn. */
 	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 200, many) == 200);
 	KT_EXPECT(distinct(many, 200));
 	KT_EXPECT(pcs_is(s, ALLOC_PCS, 200));
-	KT_EXPECT(stat_of(s, BARN_GET) == 2 && s->barn.nr_full == 0);
+	KT_EXPECT(stat_of(s, BARN_GET) == 2 && slub_of(s)->barn.nr_full == 0);
 	kmem_cache_free_bulk(s, 200, many);
 
 	/* More than main, spare and a full barn hold: the rest to slabs. */
 	const unsigned int n = sizeof(many) / sizeof(many[0]);
-	unsigned int room = (2 + s->barn.max_full) * CAP;
+	unsigned int room = (2 + slub_of(s)->barn.max_full) * CAP;
 	KT_ASSERT(room < n);
 	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, n, many) == (int)n);
 	KT_EXPECT(distinct(many, n));
 	unsigned long pcs = stat_of(s, FREE_PCS), slabs = stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH);
 	kmem_cache_free_bulk(s, n, many);
-	KT_EXPECT(s->barn.nr_full == s->barn.max_full);
+	KT_EXPECT(slub_of(s)->barn.nr_full == slub_of(s)->barn.max_full);
 	KT_EXPECT(main_count(s) == CAP && my_slot(s)->spare->size == CAP);
 	KT_EXPECT(pcs_is(s, FREE_PCS, pcs + room));
 	KT_EXPECT(stat_of(s, FREE_FASTPATH) + stat_of(s, FREE_SLOWPATH) - slabs == n - room);
@@ -1226,7 +1226,7 @@ KTEST(bulk_double_free_at_main_boundary_barn_full)
 	struct kmem_cache *s = kmem_cache_create("kt_sheaf_barn_df", 2048, 0, SLAB_NO_MERGE, NULL);
 	KT_ASSERT(s);
 	skip_ramp(s);
-	const int cap = (int)s->sheaf_capacity;
+	const int cap = (int)slub_of(s)->sheaf_capacity;
 	for (int i = 0; i < N; i++)
 		KT_ASSERT((o[i] = kmem_cache_alloc(s, GFP)) != NULL);
 	void *a = kmem_cache_alloc(s, GFP);
@@ -1234,7 +1234,7 @@ KTEST(bulk_double_free_at_main_boundary_barn_full)
 	/* Barn at its limit, the spare full, main one short of full. */
 	int i = 0;
 	for (struct kmem_cache_cpu *c = my_slot(s); i < N; i++) {
-		if (s->barn.nr_full == s->barn.max_full && c->spare && (int)c->spare->size == cap &&
+		if (slub_of(s)->barn.nr_full == slub_of(s)->barn.max_full && c->spare && (int)c->spare->size == cap &&
 		    main_count(s) == cap - 1)
 			break;
 		kmem_cache_free(s, o[i]);
@@ -1289,8 +1289,8 @@ KTEST(double_free_whose_slab_went_back_meanwhile)
 {
 	struct kmem_cache *s = kmem_cache_create("kt_sheaf_df_gone", 800, 0, SLAB_NO_MERGE, NULL);
 	KT_ASSERT(s);
-	unsigned int k = oo_objects(s->oo);
-	KT_ASSERT(k >= 2 && 3 * k <= 200 && s->sheaf_capacity >= k + 2);
+	unsigned int k = oo_objects(slub_of(s)->oo);
+	KT_ASSERT(k >= 2 && 3 * k <= 200 && slub_of(s)->sheaf_capacity >= k + 2);
 	/* Empty slabs go back at once, and none waits on a per-thread list. */
 	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_sheaf_df_gone/cpu_partial", "0") == 0);
 	KT_EXPECT(kmem_write("/sys/kernel/slab/kt_sheaf_df_gone/min_partial", "0") == 0);
@@ -1345,7 +1345,7 @@ KTEST(double_free_whose_slab_went_back_meanwhile)
 KTEST(double_kfree_on_top_of_a_sheaf)
 {
 	struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(OBJ)];
-	KT_ASSERT(s && s->sheaf_capacity == CAP);
+	KT_ASSERT(s && slub_of(s)->sheaf_capacity == CAP);
 	unsigned long reports = kmem_report_count();
 	void *x = kmalloc(OBJ, GFP);
 
@@ -1383,7 +1383,7 @@ KTEST(destroy_with_objects_in_sheaves_and_barn)
 	KT_EXPECT(main_count(s) == 3);
 	free_n(s, objs, 3 * CAP + 5);
 	KT_EXPECT(main_count(s) == 8 && my_slot(s)->spare->size == CAP);
-	KT_EXPECT(s->barn.nr_full == 2);
+	KT_EXPECT(slub_of(s)->barn.nr_full == 2);
 	KT_EXPECT(slab_pages_now() > pages0);
 
 	/* They are free objects, not leaks: destroy says nothing and frees every slab. */
@@ -1458,7 +1458,7 @@ KTEST(thread_exit_returns_its_sheaves)
 	EXPECT_SYSFS("kt_sheaf_exit", "objects", "60 N0=60\n");
 	EXPECT_SYSFS("kt_sheaf_exit", "slabs", "2 N0=2\n");
 	EXPECT_SYSFS("kt_sheaf_exit", "cpu_slabs", "0\n");
-	KT_EXPECT(e.s->barn.nr_full == 1);
+	KT_EXPECT(slub_of(e.s)->barn.nr_full == 1);
 
 	KT_EXPECT(kmem_cache_shrink(e.s) == 0);
 	KT_EXPECT(my_slot(e.s) == NULL);
@@ -1569,7 +1569,7 @@ static void child_no_sheaves(void)
 	}
 	struct kmem_cache *s = kmem_cache_create("kt_nosheaf", OBJ, 0, SLAB_NO_MERGE, NULL);
 	KT_ASSERT(s);
-	KT_EXPECT(s->sheaf_capacity == 0);
+	KT_EXPECT(slub_of(s)->sheaf_capacity == 0);
 	EXPECT_SYSFS("kt_nosheaf", "sheaf_capacity", "0\n");
 	EXPECT_SYSFS("kmalloc-64", "sheaf_capacity", "0\n");
 	KT_EXPECT(check_every_cache(false) >= 14);
@@ -1720,7 +1720,7 @@ static void child_sheaf_growth(void)
 	struct kmem_cache *s = cache64("kt_sheaf_grow");
 	KT_ASSERT(s);
 	/* 64 KiB of 64-byte objects is 1024: three doublings, 508 fills the 4 KiB pool. */
-	KT_EXPECT(s->sheaf_capacity == CAP && s->sheaf_max_shift == 3);
+	KT_EXPECT(slub_of(s)->sheaf_capacity == CAP && slub_of(s)->sheaf_max_shift == 3);
 	EXPECT_SYSFS("kt_sheaf_grow", "sheaf_capacity", "60\n");
 
 	struct grow_arg small = { .s = s };
@@ -1743,7 +1743,7 @@ static void child_sheaf_growth(void)
 		KT_EXPECT(distinct(p, GROW_N));
 		free_n(s, p, GROW_N);
 		trips = stat_of(s, BARN_PUT) + stat_of(s, BARN_GET) - before;
-		KT_EXPECT(s->barn.full_objs <= s->barn.max_full_objs);
+		KT_EXPECT(slub_of(s)->barn.full_objs <= slub_of(s)->barn.max_full_objs);
 	}
 	struct kmem_cache_cpu *c = my_slot(s);
 	KT_ASSERT(c);
@@ -1754,11 +1754,11 @@ static void child_sheaf_growth(void)
 
 	/* The barn counts objects: its full sheaves hold full_objs of them. */
 	unsigned long objs_in_barn = 0;
-	kmem_lock(&s->barn.lock);
-	for (struct slab_sheaf *f = s->barn.full; f; f = f->next)
+	kmem_lock(&slub_of(s)->barn.lock);
+	for (struct slab_sheaf *f = slub_of(s)->barn.full; f; f = f->next)
 		objs_in_barn += f->size;
-	kmem_unlock(&s->barn.lock);
-	KT_EXPECT(objs_in_barn == s->barn.full_objs);
+	kmem_unlock(&slub_of(s)->barn.lock);
+	KT_EXPECT(objs_in_barn == slub_of(s)->barn.full_objs);
 
 	/* A burst bigger than the barn: it refuses, main is flushed, nothing lost. */
 	static void *q[20000];
@@ -1766,12 +1766,12 @@ static void child_sheaf_growth(void)
 	KT_EXPECT(distinct(q, 20000));
 	free_n(s, q, 20000);
 	KT_EXPECT(stat_of(s, BARN_PUT_FAIL) > 0 && stat_of(s, SHEAF_FLUSH) > flushed);
-	KT_EXPECT(s->barn.full_objs <= s->barn.max_full_objs);
+	KT_EXPECT(slub_of(s)->barn.full_objs <= slub_of(s)->barn.max_full_objs);
 
 	KT_EXPECT(kmem_cache_shrink(s) == 0);
 	EXPECT_SYSFS("kt_sheaf_grow", "slabs", "0\n");
 	KT_EXPECT(stat_of(s, SHEAF_ALLOC) == stat_of(s, SHEAF_FREE));
-	KT_EXPECT(s->barn.full_objs == 0);
+	KT_EXPECT(slub_of(s)->barn.full_objs == 0);
 	kmem_cache_destroy(s);
 
 	/*
@@ -1788,7 +1788,7 @@ static void child_sheaf_growth(void)
 	}
 	c = my_slot(big);
 	KT_ASSERT(c);
-	KT_EXPECT(c->sheaf_shift > 0 && c->cap * 4096u <= (64u << 10) && c->cap <= big->barn.max_full_objs / 2);
+	KT_EXPECT(c->sheaf_shift > 0 && c->cap * 4096u <= (64u << 10) && c->cap <= slub_of(big)->barn.max_full_objs / 2);
 	unsigned long puts = stat_of(big, BARN_PUT), flushes = stat_of(big, SHEAF_FLUSH);
 	alloc_n(big, p, 60);
 	free_n(big, p, 60);
@@ -1819,7 +1819,7 @@ KTEST(fixed_capacity_when_booted_with_slub_sheaf_grow_kb_0)
 {
 	struct kmem_cache *s = cache64_bare("kt_sheaf_nogrow");
 	KT_ASSERT(s);
-	KT_EXPECT(s->sheaf_max_shift == 0 && s->barn.max_full_objs == (unsigned long)s->barn.max_full * CAP);
+	KT_EXPECT(slub_of(s)->sheaf_max_shift == 0 && slub_of(s)->barn.max_full_objs == (unsigned long)slub_of(s)->barn.max_full * CAP);
 	kmem_cache_destroy(s);
 }
 

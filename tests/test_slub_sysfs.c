@@ -23,7 +23,8 @@
 #include "ktest.h"
 #include "lib/kernel_data.h"
 #include "slab/slab.h"
-#include "slab/slub_sysfs.h"
+#include "slab/slub/slub.h"
+#include "slab/slub/slub_sysfs.h"
 
 #ifndef KMEM_SOURCE_DIR
 #define KMEM_SOURCE_DIR "."

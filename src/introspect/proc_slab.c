@@ -11,44 +11,69 @@
  * sharedavail are 0, active_slabs = num_slabs, and objects cached by
  * threads (cpu slabs, cpu partial slabs) count as active.
  */
+#include <errno.h>
+
 #include "core/vmstat.h"
 #include "introspect/kmemfs.h"
 #include "introspect/proc_slab.h"
 #include "page_alloc/zone_info.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
+
+/*
+ * The statistics columns (kernel CONFIG_DEBUG_SLAB): a back-end that
+ * counts them (SLAB with its statistics on) keeps slabinfo_show_stats.
+ */
+static bool slabinfo_statistics(void)
+{
+	return slab_ops.slabinfo_show_stats != NULL;
+}
 
 void render_slabinfo_header(struct seq_buf *s)
 {
-	seq_puts(s, "slabinfo - version: 2.1\n");
+	seq_puts(s, slabinfo_statistics() ? "slabinfo - version: 2.1 (statistics)\n" : "slabinfo - version: 2.1\n");
 	seq_puts(s, "# name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab>");
 	seq_puts(s, " : tunables <limit> <batchcount> <sharedfactor>");
 	seq_puts(s, " : slabdata <active_slabs> <num_slabs> <sharedavail>");
+	if (slabinfo_statistics()) {
+		seq_puts(s, " : globalstat <listallocs> <maxobjs> <grown> <reaped> <error> <maxfreeable> "
+			    "<nodeallocs> <remotefrees> <alienoverflow>");
+		seq_puts(s, " : cpustat <allochit> <allocmiss> <freehit> <freemiss>");
+	}
 	seq_putc(s, '\n');
 }
 
-void render_slabinfo_line(struct seq_buf *s, const char *name, const struct slabinfo_line *l)
+/* A line without its newline: the statistics columns may follow. */
+static void render_slabinfo_fields(struct seq_buf *s, const char *name, const struct slabinfo_line *l)
 {
 	seq_printf(s, "%-17s %6lu %6lu %6u %4u %4d", name, l->active_objs, l->num_objs,
 		   l->objsize, l->objperslab, l->pagesperslab);
 	seq_printf(s, " : tunables %4u %4u %4u", l->limit, l->batchcount, l->sharedfactor);
 	seq_printf(s, " : slabdata %6lu %6lu %6lu", l->active_slabs, l->num_slabs, l->sharedavail);
+}
+
+void render_slabinfo_line(struct seq_buf *s, const char *name, const struct slabinfo_line *l)
+{
+	render_slabinfo_fields(s, name, l);
 	seq_putc(s, '\n');
 }
 
 static void cache_slabinfo_line(struct kmem_cache *c, struct slabinfo_line *l)
 {
-	struct slabinfo info;
+	struct slabinfo info = { 0 };
 
-	slub_get_slabinfo(c, &info);
+	slab_ops.get_slabinfo(c, &info);
 	*l = (struct slabinfo_line){
 		.active_objs = info.active_objs,
 		.num_objs = info.num_objs,
 		.objsize = c->size,
-		.objperslab = oo_objects(c->oo),
-		.pagesperslab = 1 << oo_order(c->oo),
-		.active_slabs = info.num_slabs,
+		.objperslab = info.objects_per_slab,
+		.pagesperslab = 1 << info.cache_order,
+		.limit = info.limit,
+		.batchcount = info.batchcount,
+		.sharedfactor = info.shared,
+		.active_slabs = info.active_slabs,
 		.num_slabs = info.num_slabs,
+		.sharedavail = info.shared_avail,
 	};
 }
 
@@ -64,13 +89,25 @@ static int slabinfo_show(struct seq_buf *s, const char *path)
 	for (c = list_last_entry(&slab_caches, struct kmem_cache, list); &c->list != &slab_caches;
 	     c = list_entry(c->list.prev, struct kmem_cache, list)) {
 		cache_slabinfo_line(c, &l);
-		render_slabinfo_line(s, c->name, &l);
+		render_slabinfo_fields(s, c->name, &l);
+		if (slabinfo_statistics())
+			slab_ops.slabinfo_show_stats(s, c);
+		seq_putc(s, '\n');
 	}
 	kmem_unlock(&slab_mutex);
 	return 0;
 }
-/* SLABINFO_RIGHTS: 0400 in the kernel. */
-KMEMFS_FILE("/proc/slabinfo", 0400, slabinfo_show, NULL);
+
+/* Tuning a cache (SLAB: "name limit batchcount shared"); the others have nothing to tune. */
+static int slabinfo_store(const char *path, const char *val)
+{
+	(void)path;
+	if (!slab_ops.slabinfo_write)
+		return -EACCES;
+	return slab_ops.slabinfo_write(val);
+}
+/* SLABINFO_RIGHTS: 0600 with SLAB, whose tunables it writes; a write elsewhere is refused. */
+KMEMFS_FILE("/proc/slabinfo", 0600, slabinfo_show, slabinfo_store);
 
 /* ---- /proc/meminfo --------------------------------------------------- */
 

@@ -44,9 +44,9 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 	if (size <= MALLOC_MAX_CLASS_SIZE && !kmem_boot() && !malloc_classes_init())
 		s = malloc_class_cache(size);
 	if (s) {
-		p = slub_alloc_fast(s, gfp);
+		p = slab_alloc_fast(s, gfp);
 		if (!p)
-			p = __slub_alloc_slow(s, gfp, caller, (unsigned int)size);
+			p = slab_ops.alloc(s, gfp, caller, (unsigned int)size);
 		/* Past kmalloc's caches, a class that cannot grow leaves it to a block or a mapping. */
 		if (p || size <= KMALLOC_MAX_CACHE_SIZE)
 			goto out;
@@ -80,7 +80,7 @@ out:
 static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp, unsigned long caller)
 {
 	struct kmem_cache *s = malloc_class_cache(size);
-	void *p = s ? __slub_alloc_slow(s, gfp, caller, (unsigned int)size) : NULL;
+	void *p = s ? slab_ops.alloc(s, gfp, caller, (unsigned int)size) : NULL;
 
 	/* No class yet, or one past kmalloc's that cannot grow: see malloc_slow(). */
 	if (!p && (!s || size > KMALLOC_MAX_CACHE_SIZE))
@@ -93,8 +93,8 @@ static __attribute__((noinline)) void *malloc_cache_slow(size_t size, gfp_t gfp,
 static __attribute__((always_inline)) inline void *do_malloc(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < MALLOC_MAX_CLASS_SIZE)) {
-		/* Slot 0 (no class yet) and slub_thread_none are empty: the slow path. */
-		void *p = slub_alloc_slot(slub_slot(slub_this, malloc_class_slot(size)), gfp);
+		/* Slot 0 (no class yet, or a back-end without slots) is empty: the slow path. */
+		void *p = slab_alloc_fast_slot(malloc_class_slot(size), gfp);
 		if (likely(p))
 			return p;
 		return malloc_cache_slow(size, gfp, _RET_IP_);
@@ -137,7 +137,7 @@ static __attribute__((noinline)) void free_slow(void *p)
 	struct page *page = virt_to_page_checked(p);
 
 	if (page) {
-		__kfree_slow(p, compound_head(page), "free");
+		__kfree_slow(p, compound_head(page), "free", _RET_IP_);
 		return;
 	}
 	if (huge_free(p))
@@ -150,7 +150,7 @@ static __attribute__((noinline)) void free_slow(void *p)
 
 static __attribute__((always_inline)) inline void do_free(void *p)
 {
-	if (likely(slub_free_ptr(p)))
+	if (likely(slab_free_ptr(p)))
 		return;
 	free_slow(p);
 }
@@ -178,20 +178,21 @@ MALLOC_API void *calloc(size_t n, size_t size)
 
 MALLOC_API size_t malloc_usable_size(void *p)
 {
-	struct slab *slab;
+	struct kmem_obj o;
 
 	if (!p)
 		return 0;
-	size_t n = kmalloc_usable_size_slab(p, &slab);
-	if (unlikely(n && !kmalloc_block_start(p, slab))) {
+	size_t n = kmalloc_obj(p, &o);
+	if (unlikely(n && o.start != p)) {
 		/* Not the bytes from p on: a program that used them would overrun the block. */
-		kmalloc_report_interior("malloc_usable_size", p, slab);
+		kmalloc_report_interior("malloc_usable_size", p, &o);
 		return 0;
 	}
 	if (!n && !(n = huge_usable_size(p)) && huge_bad_pointer("malloc_usable_size", p))
 		return 0;
 	/* The program may use all of it now (slab_debug=UZ: no kmalloc red zone for it). */
-	kmalloc_resize_in_place(slab ? slab->slab_cache : NULL, p, 0, false);
+	if (n)
+		kmalloc_resize_in_place(&o, 0, false);
 	return n;
 }
 
@@ -205,15 +206,14 @@ MALLOC_API void *realloc(void *p, size_t size)
 		return NULL;
 	}
 
-	struct slab *slab;
-	size_t old = kmalloc_usable_size_slab(p, &slab);
-	struct kmem_cache *s = slab ? slab->slab_cache : NULL;
+	struct kmem_obj o;
+	size_t old = kmalloc_obj(p, &o);
 	/*
 	 * A pointer into the middle of a block: as free() of it would, reported
 	 * and nothing done (glibc aborts); its size is not the bytes from p on.
 	 */
-	if (unlikely(old && !kmalloc_block_start(p, slab))) {
-		kmalloc_report_interior("realloc", p, slab);
+	if (unlikely(old && o.start != p)) {
+		kmalloc_report_interior("realloc", p, &o);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -224,7 +224,7 @@ MALLOC_API void *realloc(void *p, size_t size)
 	if (old) {
 		/* In place when it fits and would not waste more than half. */
 		if (size <= old && (size > old / 2 || old <= MALLOC_MIN)) {
-			kmalloc_resize_in_place(s, p, size, false);
+			kmalloc_resize_in_place(&o, size, false);
 			return p;
 		}
 		if (old > KMALLOC_MAX_SIZE && size > KMALLOC_MAX_SIZE) {
@@ -469,7 +469,7 @@ __attribute__((constructor)) static void malloc_init(void)
 	kmem_fork_hook_prepare = malloc_fork_prepare;
 	kmem_fork_hook_parent = malloc_fork_parent;
 	kmem_fork_hook_child = malloc_fork_child;
-	slub_thread_exit_notify = malloc_reap_thread_exited;
+	slab_thread_exit_notify = malloc_reap_thread_exited;
 	/*
 	 * Now, before main() registers fork handlers that allocate: kmem's
 	 * must be registered first (see kmem_register_fork_handlers()).  A

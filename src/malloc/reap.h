@@ -6,7 +6,7 @@
 #ifndef KMEM_MALLOC_REAP_H
 #define KMEM_MALLOC_REAP_H
 
-/* A thread has exited (slub_thread_exit_notify): start the reaper if it is not running. */
+/* A thread has exited (slab_thread_exit_notify): start the reaper if it is not running. */
 void malloc_reap_thread_exited(void);
 
 /* malloc_trim()'s work: empty slabs, this thread's cached pages, free blocks, huge mappings. */

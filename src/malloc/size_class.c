@@ -4,7 +4,7 @@
 
 #include "core/cmdline.h"
 #include "malloc/size_class.h"
-#include "slab/slub.h"
+#include "slab/fastpath.h"
 #include "platform/os.h"
 
 struct kmem_cache *malloc_class[MALLOC_NR_CLASS_ENTRIES];
@@ -117,8 +117,10 @@ static bool class_cost(unsigned int cls, unsigned long *bytes, unsigned long *ob
 	if (is_kmalloc_bucket(cls)) {
 		struct kmem_cache *k = kmalloc_cache(kmalloc_slab_index(cls));
 		if (k && bucket_fits_malloc(k)) {
-			b = (unsigned int)PAGE_SIZE << oo_order(k->oo);
-			o = oo_objects(k->oo);
+			struct slabinfo si = { 0 };
+			slab_ops.get_slabinfo(k, &si);
+			b = (unsigned int)PAGE_SIZE << si.cache_order;
+			o = si.objects_per_slab;
 		}
 	}
 	if (!o) {
@@ -252,7 +254,7 @@ int malloc_classes_init(void)
 		if (s && malloc_small_first)
 			kmem_cache_small_first(s);
 		if (s)
-			__atomic_store_n(&malloc_slot[i], slab_slot_offset(s->index), __ATOMIC_RELAXED);
+			__atomic_store_n(&malloc_slot[i], slab_slot_of(s), __ATOMIC_RELAXED);
 	}
 	kmem_unlock(&classes_lock);
 	atomic_store_explicit(&classes_state, rc ? -1 : 2, memory_order_release);

@@ -9,12 +9,14 @@
 #include "core/boot.h"
 #include "slab/slab.h"
 #include "slab/kmalloc.h"
-#include "slab/slub.h"
 
 struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
 
 int kmalloc_init(void)
 {
+	/* SLOB's kmalloc is its own: size-headed blocks, no kmalloc-N caches. */
+	if (slab_ops.kmalloc)
+		return 0;
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		unsigned int size = kmalloc_index_size(i);
 		if (!size || size < KMALLOC_MIN_SIZE)
@@ -75,8 +77,11 @@ void *__kmalloc_slow(size_t size, gfp_t gfp)
 		return ZERO_SIZE_PTR;
 	if (kmem_boot())
 		return NULL;
-	if (size <= KMALLOC_MAX_CACHE_SIZE)
-		return slub_alloc_size(kmalloc_caches[kmalloc_slab_index(size)], gfp, size);
+	if (size <= KMALLOC_MAX_CACHE_SIZE) {
+		if (slab_ops.kmalloc)
+			return slab_ops.kmalloc(size, gfp, _RET_IP_);
+		return slab_alloc(kmalloc_caches[kmalloc_slab_index(size)], gfp, (unsigned int)size);
+	}
 	return kmalloc_large(size, gfp);
 }
 
@@ -104,10 +109,15 @@ KMEM_API void *kcalloc(size_t n, size_t size, gfp_t gfp)
 	return kmalloc_array(n, size, gfp | __GFP_ZERO);
 }
 
-void __kfree_slow(const void *p, struct page *head, const char *func)
+void __kfree_slow(const void *p, struct page *head, const char *func, unsigned long caller)
 {
 	if (head && PageLargeKmalloc(head)) {
 		free_large_kmalloc(head, p);
+		return;
+	}
+	/* A slab page the inline fast path does not know: the back-end's. */
+	if (head && PageSlab(head)) {
+		slab_ops.kfree(head, (void *)p, caller);
 		return;
 	}
 	slab_report_bad_free(func, p, head ? "not allocated by kmalloc; not freed"
@@ -133,32 +143,31 @@ bool is_large_kmalloc(const void *p)
 	return head && PageLargeKmalloc(head);
 }
 
-void kmalloc_report_interior(const char *func, const void *p, struct slab *slab)
+void kmalloc_report_interior(const char *func, const void *p, const struct kmem_obj *o)
 {
-	if (slab)
+	if (o->cache)
 		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
 			    "INFO: %s() of a pointer that is not the start of an object; nothing done\n",
-			    slab->slab_cache->name, p, func);
+			    o->cache->name, p, func);
 	else
-		kmem_warn("mm/slab_common.c", "%s(%p): pointer into the middle of a large kmalloc; nothing done\n",
-			  func, p);
+		kmem_warn("mm/slab_common.c", "%s(%p): pointer into the middle of a %s; nothing done\n",
+			  func, p, is_large_kmalloc(p) ? "large kmalloc" : "kmalloc block");
 }
 
 KMEM_API size_t ksize(const void *p)
 {
 	if (ZERO_OR_NULL_PTR(p))
 		return 0;
-	struct slab *slab;
-	size_t ks = kmalloc_usable_size_slab(p, &slab);
-	struct kmem_cache *s = slab ? slab->slab_cache : NULL;
-	if (ks && unlikely(!kmalloc_block_start(p, slab))) {
+	struct kmem_obj o;
+	size_t ks = kmalloc_obj(p, &o);
+	if (ks && unlikely(o.start != p)) {
 		/* Its size is not the bytes from p on: a caller would overrun the block. */
-		kmalloc_report_interior("ksize", p, slab);
+		kmalloc_report_interior("ksize", p, &o);
 		return 0;
 	}
 	if (ks) {
 		/* The caller may use it all now: no kmalloc red zone (kernel skip_orig_size_check()). */
-		kmalloc_resize_in_place(s, p, 0, false);
+		kmalloc_resize_in_place(&o, 0, false);
 		return ks;
 	}
 	slab_report_bad_free("ksize", p, "not allocated by kmalloc");
@@ -174,27 +183,26 @@ KMEM_API void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 	if (ZERO_OR_NULL_PTR(p))
 		return kmalloc(new_size, gfp);
 
-	struct slab *slab;
-	size_t ks = kmalloc_usable_size_slab(p, &slab);
-	struct kmem_cache *s = slab ? slab->slab_cache : NULL;
+	struct kmem_obj o;
+	size_t ks = kmalloc_obj(p, &o);
 	if (!ks) {
 		ksize(p);	/* not kmalloc's: reported there */
 		return NULL;
 	}
-	if (unlikely(!kmalloc_block_start(p, slab))) {
+	if (unlikely(o.start != p)) {
 		/* The copy would read past the block (kernel: WARN_ON in __do_krealloc()). */
-		kmalloc_report_interior("krealloc", p, slab);
+		kmalloc_report_interior("krealloc", p, &o);
 		return NULL;
 	}
 	if (new_size <= ks) {
 		/* Fits: stay in place; zero the tail so growing back in place reads zeroes. */
 		if (gfp & __GFP_ZERO)
 			memset((char *)p + new_size, 0, ks - new_size);
-		kmalloc_resize_in_place(s, p, new_size, gfp & __GFP_ZERO);
+		kmalloc_resize_in_place(&o, new_size, gfp & __GFP_ZERO);
 		return (void *)p;
 	}
 	/* What the object holds: past the size asked for, a kmalloc red zone (kernel __do_krealloc()). */
-	size_t copy = s ? slub_orig_size(s, (void *)p) : ks;
+	size_t copy = o.cache && slab_ops.obj_orig_size ? slab_ops.obj_orig_size(o.cache, (void *)p) : ks;
 	void *ret = kmalloc(new_size, gfp);
 	if (!ret)
 		return NULL;

@@ -2,18 +2,19 @@
 /*
  * kmalloc's fast paths, inline so that kmalloc() and the malloc front-end
  * both get them without a call: a table lookup to the bucket's cache, then
- * the back-end's inline allocation.
+ * the inline fast path (fastpath.h).  A back-end with a kmalloc of its own
+ * (SLOB) has no kmalloc caches: every size takes __kmalloc_slow().
  */
 #ifndef KMEM_KMALLOC_H
 #define KMEM_KMALLOC_H
 
+#include "slab/fastpath.h"
 #include "slab/slab.h"
-#include "slab/slub.h"
 
 /* Everything that is not a kmalloc-cache hit: size 0, large, not booted yet. */
 void *__kmalloc_slow(size_t size, gfp_t gfp);
 /* kfree() of a pointer whose head page is not a slab (large kmalloc, bad input). */
-void __kfree_slow(const void *p, struct page *head, const char *func);
+void __kfree_slow(const void *p, struct page *head, const char *func, unsigned long caller);
 
 /* kmalloc's @bucket-byte cache (a power of two, aligned to it) for @size bytes. */
 static __attribute__((always_inline)) inline void *kmalloc_bucket(size_t bucket, size_t size, gfp_t gfp)
@@ -21,7 +22,7 @@ static __attribute__((always_inline)) inline void *kmalloc_bucket(size_t bucket,
 	struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(bucket)];
 
 	if (likely(s))
-		return slub_alloc_size(s, gfp, size);
+		return slab_alloc(s, gfp, (unsigned int)size);
 	return __kmalloc_slow(bucket, gfp);
 }
 
@@ -31,7 +32,7 @@ static __attribute__((always_inline)) inline void *kmalloc_inline(size_t size, g
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
 		struct kmem_cache *s = kmalloc_caches[kmalloc_slab_index(size)];
 		if (likely(s))
-			return slub_alloc_size(s, gfp, size);
+			return slab_alloc(s, gfp, (unsigned int)size);
 	}
 	return __kmalloc_slow(size, gfp);
 }
@@ -53,67 +54,53 @@ static inline struct page *virt_to_page_checked(const void *x)
 /* kfree() of a pointer that is not NULL or ZERO_SIZE_PTR. */
 static __attribute__((always_inline)) inline void kfree_inline(const void *p, const char *func)
 {
-	if (likely(slub_free_ptr((void *)p)))
+	if (likely(slab_free_ptr((void *)p)))
 		return;
 	struct page *page = virt_to_page_checked(p);
 
-	__kfree_slow(p, page ? compound_head(page) : NULL, func);
+	__kfree_slow(p, page ? compound_head(page) : NULL, func, _RET_IP_);
 }
 
 /*
- * Usable size of a kmalloc'ed pointer, 0 if kmem did not allocate it;
- * *slabp gets its slab (NULL for a large kmalloc).  One page lookup.
+ * What kmalloc (or a cache) made at @p: its usable size from the block's
+ * start, 0 if kmem did not allocate it; *@o the block (o->cache NULL for a
+ * large kmalloc or a SLOB kmalloc block, o->start NULL where @p lies in
+ * no block of its slab page).  One page lookup, and one call to the
+ * back-end for a slab page.
  */
-static inline size_t kmalloc_usable_size_slab(const void *p, struct slab **slabp)
+static inline size_t kmalloc_obj(const void *p, struct kmem_obj *o)
 {
 	struct page *head = virt_to_head_page_checked(p);
 
-	*slabp = NULL;
+	*o = (struct kmem_obj){ 0 };
 	if (head && PageSlab(head)) {
-		*slabp = page_slab(head);
-		return slub_ksize((*slabp)->slab_cache);
+		slab_ops.obj_info(head, p, o);
+		return o->size;
 	}
-	if (head && PageLargeKmalloc(head))
-		return PAGE_SIZE << compound_order(head);
+	if (head && PageLargeKmalloc(head)) {
+		o->start = __page_address(head);
+		o->size = PAGE_SIZE << compound_order(head);
+		return o->size;
+	}
 	return 0;
 }
 
-/*
- * Is @p, which kmalloc_usable_size_slab() found in @slab (NULL: a large
- * kmalloc), the start of its block?  False for a pointer into the middle
- * of one, whose size is then not the bytes from @p on.
- */
-static inline bool kmalloc_block_start(const void *p, struct slab *slab)
-{
-	if (slab)
-		return slab_obj_valid(slab->slab_cache, slab, p);
-	return p == __page_address(virt_to_head_page_checked(p));
-}
-
-/* Report @func(@p) of a pointer into the middle of a kmalloc block (@slab: NULL for a large one). */
-void kmalloc_report_interior(const char *func, const void *p, struct slab *slab);
-
-/* The same, with the slab's cache in *sp. */
-static inline size_t kmalloc_usable_size_cache(const void *p, struct kmem_cache **sp)
-{
-	struct slab *slab;
-	size_t n = kmalloc_usable_size_slab(p, &slab);
-
-	*sp = slab ? slab->slab_cache : NULL;
-	return n;
-}
+/* Report @func(@p) of a pointer into the middle of block @o (kmalloc_obj()). */
+void kmalloc_report_interior(const char *func, const void *p, const struct kmem_obj *o);
 
 /*
- * @p, an object of @s (from kmalloc_usable_size_cache(); NULL: not a slab
- * object), now holds @size bytes in place (0: the caller may use the whole
- * slot; @zero: the grown part zeroed): its kmalloc red zone, if its cache
- * keeps one (slab_debug=UZ), follows.  A test of the flags otherwise.
+ * @o (from kmalloc_obj()) now holds @size bytes in place (0: the caller may
+ * use the whole block; @zero: the grown part zeroed): its kmalloc red zone,
+ * if its cache keeps one (slab_debug=UZ), follows.  A test of the flags
+ * otherwise.
  */
-static inline void kmalloc_resize_in_place(struct kmem_cache *s, const void *p, size_t size, bool zero)
+static inline void kmalloc_resize_in_place(const struct kmem_obj *o, size_t size, bool zero)
 {
+	struct kmem_cache *s = o->cache;
+
 	/* Only SLAB_STORE_USER caches keep the size asked for. */
-	if (s && unlikely(s->flags & SLAB_STORE_USER))
-		slub_resize_object(s, (void *)p, size ? size : s->object_size, zero);
+	if (s && unlikely(s->flags & SLAB_STORE_USER) && slab_ops.obj_resize)
+		slab_ops.obj_resize(s, o->start, size ? size : s->object_size, zero);
 }
 
 bool is_large_kmalloc(const void *p);

@@ -1,43 +1,68 @@
 // SPDX-License-Identifier: MIT
 /*
- * The slab core shared by all back-ends (kernel mm/slab_common.c): cache
- * creation with validation and merging, the cache list, destroy, and the
- * public kmem_cache_* entry points.  The entry points call the back-end's
- * inline fast paths directly: no indirect call on the hot path.
+ * The slab core shared by all back-ends (kernel mm/slab_common.c): the
+ * choice of back-end (slab=), cache creation with validation and merging,
+ * the cache list, destroy, and the public kmem_cache_* entry points.  The
+ * entry points try the inline fast paths (fastpath.h) and call the chosen
+ * back-end (slab_ops) on a miss: no indirect call on the hot path.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/boot.h"
 #include "core/cmdline.h"
 #include "page_alloc/metapool.h"
+#include "slab/fastpath.h"
 #include "slab/slab.h"
 #include "slab/slab_common.h"
-#include "slab/slub_sysfs.h"
-#include "slab/slub.h"
 
 enum slab_allocator_type slab_allocator = SLAB_ALLOCATOR_SLUB;
+struct slab_backend slab_ops;
 kmem_lock_t slab_mutex = KMEM_LOCK_INIT;
 struct list_head slab_caches = LIST_HEAD_INIT(slab_caches);
 struct list_head slab_aliases = LIST_HEAD_INIT(slab_aliases);
 
 static bool slab_nomerge;
+/* Its chunk size becomes the chosen back-end's at kmem_cache_init(), before the first cache. */
 static struct metapool cache_pool = METAPOOL_INIT(sizeof(struct kmem_cache));
 static struct metapool alias_pool = METAPOOL_INIT(sizeof(struct slab_alias));
+
+/*
+ * The back-ends this build has, by slab_allocator_type.  SLAB's and SLOB's
+ * are weak: a build without their folders boots SLUB only.
+ */
+extern const struct slab_backend slab_backend __attribute__((weak, visibility("hidden")));
+extern const struct slab_backend slob_backend __attribute__((weak, visibility("hidden")));
+
+static const struct slab_backend *backend_of(enum slab_allocator_type t)
+{
+	switch (t) {
+	case SLAB_ALLOCATOR_SLAB: return &slab_backend;
+	case SLAB_ALLOCATOR_SLOB: return &slob_backend;
+	default: return &slub_backend;
+	}
+}
 
 /* Custom boot parameter setters only check their value when @kp is NULL. */
 static int set_slab(const char *val, const struct kernel_param *kp)
 {
-	if (val && !strcmp(val, "slub")) {
+	static const char *const names[] = { "slub", "slab", "slob" };
+
+	for (unsigned int t = 0; val && t < sizeof(names) / sizeof(names[0]); t++) {
+		if (strcmp(val, names[t]))
+			continue;
+		if (!backend_of(t)) {
+			pr_err("slab=%s: this build of kmem has no %s back-end\n", val, val);
+			return -EINVAL;
+		}
 		if (kp)
-			slab_allocator = SLAB_ALLOCATOR_SLUB;
+			slab_allocator = t;
 		return 0;
 	}
-	if (val && (!strcmp(val, "slab") || !strcmp(val, "slob")))
-		pr_err("slab=%s: this back-end has not landed yet; only slab=slub is available\n", val);
 	return -EINVAL;
 }
-kmem_param_cb("slab", set_slab, slab_allocator, "slab back-end: slub (slab and slob arrive later)");
+kmem_param_cb("slab", set_slab, slab_allocator, "slab allocator chosen at boot: slub, slab or slob");
 
 static int set_nomerge(const char *val, const struct kernel_param *kp)
 {
@@ -76,7 +101,7 @@ static struct kmem_cache *find_mergeable(unsigned int size, unsigned int align,
 {
 	struct kmem_cache *s;
 
-	if (slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE))
+	if (slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE) || !slab_ops.merges)
 		return NULL;
 	size = align_up(size, sizeof(void *));
 	align = calculate_alignment(flags, align, size);
@@ -85,7 +110,7 @@ static struct kmem_cache *find_mergeable(unsigned int size, unsigned int align,
 	/* Newest first, as the kernel walks its list in reverse. */
 	for (s = list_last_entry(&slab_caches, struct kmem_cache, list); &s->list != &slab_caches;
 	     s = list_entry(s->list.prev, struct kmem_cache, list)) {
-		if (slab_unmergeable(s) || s->dying)
+		if (slab_unmergeable(s))
 			continue;
 		if (size > s->size)
 			continue;
@@ -154,6 +179,26 @@ static bool sysfs_name_taken(const char *name)
 	return false;
 }
 
+int slab_unique_id(char *buf, size_t size, slab_flags_t flags, unsigned int slot_size)
+{
+	char letters[8], *p = letters;
+
+	if (flags & SLAB_CACHE_DMA)
+		*p++ = 'd';
+	if (flags & SLAB_CACHE_DMA32)
+		*p++ = 'D';
+	if (flags & SLAB_RECLAIM_ACCOUNT)
+		*p++ = 'a';
+	if (flags & SLAB_CONSISTENCY_CHECKS)
+		*p++ = 'F';
+	if (flags & SLAB_ACCOUNT)
+		*p++ = 'A';
+	if (p != letters)
+		*p++ = '-';
+	*p = '\0';
+	return snprintf(buf, size, ":%s%07u", letters, slot_size);
+}
+
 static const char *create_error(int err)
 {
 	switch (err) {
@@ -199,7 +244,7 @@ int kmem_cache_slab_fit(const char *name, unsigned int size, unsigned int align,
 
 	if (err)
 		return err;
-	return slub_probe_slab(size, align, kmem_cache_flags(flags, name), max_order, slab_bytes, objects);
+	return slab_ops.probe_slab(size, align, kmem_cache_flags(flags, name), max_order, slab_bytes, objects);
 }
 
 static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
@@ -265,7 +310,7 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 		err = -ENOMEM;
 		goto out;
 	}
-	memset(s, 0, sizeof(*s));
+	memset(s, 0, cache_pool.size);
 	strcpy(s->name, name);
 	s->object_size = size;
 	s->align = align;
@@ -273,7 +318,7 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 	s->ctor = ctor;
 	s->refcount = 1;
 	s->order_cap = (unsigned char)order_cap;
-	err = slub_cache_create(s);
+	err = slab_ops.cache_create(s);
 	if (err) {
 		metapool_free(&cache_pool, s);
 		s = NULL;
@@ -286,7 +331,7 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 	if (sysfs_name_taken(never_merge ? name : id)) {
 		/* Another thread created the name meanwhile, or a cache is named like our unique id. */
 		kmem_unlock(&slab_mutex);
-		slub_cache_destroy(s);
+		slab_ops.cache_destroy(s);
 		s = NULL;
 		err = -EEXIST;
 		goto out;
@@ -306,6 +351,11 @@ out:
 		return NULL;
 	}
 	return s;
+}
+
+void slab_report_bad_free(const char *func, const void *x, const char *why)
+{
+	kmem_warn("mm/slab_common.c:free", "%s(%p): %s\n", func, x, why);
 }
 
 void kmem_cache_free_struct(struct kmem_cache *s)
@@ -332,41 +382,47 @@ KMEM_API void kmem_cache_destroy(struct kmem_cache *s)
 	list_del(&s->list);
 	remove_aliases(s, NULL);
 	kmem_unlock(&slab_mutex);
-	slub_cache_destroy(s);
+	slab_ops.cache_destroy(s);
 }
 
 KMEM_API void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
 {
-	return slub_alloc(s, gfp);
+	return slab_alloc(s, gfp, 0);
 }
 
 KMEM_API void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
 {
-	return slub_alloc(s, gfp | __GFP_ZERO);
+	return slab_alloc(s, gfp | __GFP_ZERO, 0);
+}
+
+/* kmem_cache_free(NULL, @x): the object's own cache, as kfree() would find it. */
+static __attribute__((noinline)) void kmem_cache_free_nocache(void *x, unsigned long caller)
+{
+	struct page *head = virt_to_head_page_checked(x);
+
+	if (!head || !PageSlab(head)) {
+		if (x)
+			slab_report_bad_free("kmem_cache_free", x, "not an object of any cache; not freed");
+		return;
+	}
+	slab_ops.kfree(head, x, caller);
 }
 
 KMEM_API void kmem_cache_free(struct kmem_cache *s, void *x)
 {
 	if (unlikely(!s)) {
-		/* No cache given: the object's own, as kfree() would. */
-		struct slab *slab = virt_to_slab(x);
-		if (!slab) {
-			if (x)
-				slab_report_bad_free("kmem_cache_free", x, "not an object of any cache; not freed");
-			return;
-		}
-		slub_free(slab->slab_cache, slab, x);
+		kmem_cache_free_nocache(x, _RET_IP_);
 		return;
 	}
-	/* The slow path looks up the slab and checks it belongs to @s. */
-	slub_free(s, NULL, x);
+	/* The back-end looks up the slab and checks it belongs to @s. */
+	slab_free(s, x);
 }
 
 KMEM_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	if (!size)
 		return 0;
-	return slub_alloc_bulk(s, gfp, size, p);
+	return slab_ops.alloc_bulk(s, gfp, size, p);
 }
 
 /* kfree_bulk(): page-allocator kmallocs and ZERO_SIZE_PTR first (out of line: no frame for s's bulks). */
@@ -389,12 +445,12 @@ KMEM_API void kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {
 	if (!s)
 		kfree_bulk_nonslab(size, p);
-	slub_free_bulk(s, size, p);
+	slab_ops.free_bulk(s, size, p);
 }
 
 KMEM_API int kmem_cache_shrink(struct kmem_cache *s)
 {
-	return slub_shrink(s);
+	return slab_ops.cache_shrink(s);
 }
 
 KMEM_API unsigned int kmem_cache_size(struct kmem_cache *s)
@@ -409,55 +465,47 @@ KMEM_API const char *kmem_cache_name(struct kmem_cache *s)
 
 int kmem_cache_init(void)
 {
-	int rc = slub_init();
+	slab_ops = *backend_of(slab_allocator);
+	cache_pool.size = (sizeof(struct kmem_cache) + slab_ops.cache_priv_size + 63) & ~(size_t)63;
+	int rc = slab_ops.init();
 
 	if (rc)
 		return rc;
 	return kmalloc_init();
 }
 
-void slub_fork_prepare(void);
-void slub_fork_parent(void);
-void slub_fork_child(void);
+void (*slab_thread_exit_notify)(void);
 
+void slab_thread_exited(void)
+{
+	if (slab_thread_exit_notify)
+		slab_thread_exit_notify();
+}
+
+/* fork(): slab_mutex, then the back-end's locks (its caches' among them), then the pools. */
 void slab_fork_prepare(void)
 {
-	struct kmem_cache *s;
-
 	kmem_lock(&slab_mutex);
-	list_for_each_entry(s, &slab_caches, list) {
-		kmem_lock(&s->node.list_lock);
-		kmem_lock(&s->barn.lock);
-	}
-	slub_fork_prepare();
+	if (slab_ops.fork_prepare)
+		slab_ops.fork_prepare();
 	kmem_lock(&cache_pool.lock);
 	kmem_lock(&alias_pool.lock);
 }
 
 void slab_fork_parent(void)
 {
-	struct kmem_cache *s;
-
 	kmem_unlock(&alias_pool.lock);
 	kmem_unlock(&cache_pool.lock);
-	slub_fork_parent();
-	list_for_each_entry(s, &slab_caches, list) {
-		kmem_unlock(&s->barn.lock);
-		kmem_unlock(&s->node.list_lock);
-	}
+	if (slab_ops.fork_parent)
+		slab_ops.fork_parent();
 	kmem_unlock(&slab_mutex);
 }
 
 void slab_fork_child(void)
 {
-	struct kmem_cache *s;
-
 	kmem_lock_init(&alias_pool.lock);
 	kmem_lock_init(&cache_pool.lock);
-	slub_fork_child();
-	list_for_each_entry(s, &slab_caches, list) {
-		kmem_lock_init(&s->barn.lock);
-		kmem_lock_init(&s->node.list_lock);
-	}
+	if (slab_ops.fork_child)
+		slab_ops.fork_child();
 	kmem_lock_init(&slab_mutex);
 }

@@ -46,7 +46,7 @@
 #define SLUB_MIN_ALIGN		((unsigned int)sizeof(void *))
 /* slab->objects is a 15-bit field in the kernel; we keep the same limit. */
 #define SLUB_MAX_OBJS_PER_PAGE	32767U
-/* Bounds for s->min_partial (kernel MIN_PARTIAL / MAX_PARTIAL). */
+/* Bounds for slub_of(s)->min_partial (kernel MIN_PARTIAL / MAX_PARTIAL). */
 #define SLUB_MIN_PARTIAL	5U
 #define SLUB_MAX_PARTIAL	10U
 
@@ -68,7 +68,7 @@ _Static_assert(sizeof(struct slub_track) == SLUB_TRACK_SIZE,
 
 /*
  * Order and object count packed in one word, as in the kernel: a slab
- * allocation reads s->oo once and gets a consistent (order, objects) pair even
+ * allocation reads slub_of(s)->oo once and gets a consistent (order, objects) pair even
  * while sysfs changes it concurrently.
  */
 #define OO_SHIFT	16
@@ -137,8 +137,8 @@ struct slub_layout {
 	unsigned int offset;		/* free pointer offset in the slot */
 	unsigned int align;		/* final alignment, sysfs align */
 	unsigned int red_left_pad;	/* left red zone before each object */
-	unsigned int order, objects;	/* preferred slab (s->oo) */
-	unsigned int min_order, min_objects; /* fallback slab (s->min) */
+	unsigned int order, objects;	/* preferred slab (slub_of(s)->oo) */
+	unsigned int min_order, min_objects; /* fallback slab (slub_of(s)->min) */
 };
 
 /* No caller-chosen free pointer offset (kmem_cache_args.use_freeptr_offset). */

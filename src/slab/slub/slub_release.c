@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "core/cmdline.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 /* 0: never; 1: kmem_cache_shrink() (malloc_trim(), the reaper); 2: also frees. */
 static unsigned int slub_release_pages = 1;
@@ -49,17 +49,17 @@ kmem_param("slub_release_pages", slub_release_pages, uint,
 
 void slub_release_setup(struct kmem_cache *s)
 {
-	unsigned int order = oo_order(s->oo), objects = oo_objects(s->oo);
+	unsigned int order = oo_order(slub_of(s)->oo), objects = oo_objects(slub_of(s)->oo);
 
-	s->release_min_free = 0;
-	s->release_on_free = false;
+	slub_of(s)->release_min_free = 0;
+	slub_of(s)->release_on_free = false;
 	if (!slub_release_pages || !order || (1u << order) > RELEASE_MAX_PAGES ||
 	    objects > RELEASE_MAX_OBJECTS ||
 	    kmem_cache_debug(s) || s->ctor || (s->flags & SLAB_TYPESAFE_BY_RCU))
 		return;
 	/* A page can be free only if the slab has a page's worth of free objects. */
-	s->release_min_free = objects >> order ? objects >> order : 1;
-	s->release_on_free = slub_release_pages >= 2;
+	slub_of(s)->release_min_free = objects >> order ? objects >> order : 1;
+	slub_of(s)->release_on_free = slub_release_pages >= 2;
 }
 
 /* The geometry of one slab: its order may be the cache's fallback one. */
@@ -142,7 +142,7 @@ static void set_released(struct slab *slab, unsigned long mask)
 /* @pages more (or fewer) pages of @s's slabs are released. */
 static void account_released(struct kmem_cache *s, long pages)
 {
-	atomic_fetch_add_explicit(&s->node.released_pages, pages, memory_order_relaxed);
+	atomic_fetch_add_explicit(&slub_of(s)->node.released_pages, pages, memory_order_relaxed);
 	mod_zone_page_state(NR_SLAB_RELEASED, pages);
 }
 
@@ -212,7 +212,7 @@ void slab_unrelease(struct kmem_cache *s, struct slab *slab)
 		new = ss_make(slab, head, ss_inuse(old), ss_objects(old) + n, ss_frozen(old));
 	} while (!slab_state_cmpxchg(slab, &old, new));
 	set_released(slab, 0);
-	atomic_fetch_add_explicit(&s->node.total_objects, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&slub_of(s)->node.total_objects, n, memory_order_relaxed);
 	account_released(s, -__builtin_popcountl(mask));
 	count_vm_events_global(SLAB_PAGES_RESTORED, (unsigned long)__builtin_popcountl(mask));
 }
@@ -226,7 +226,7 @@ static void *release_take(struct kmem_cache *s, struct slab *slab, unsigned int 
 {
 	uint64_t old = slab_state(slab), new;
 
-	remove_partial(&s->node, slab);
+	remove_partial(&slub_of(s)->node, slab);
 	do {
 		*nfree = ss_objects(old) - ss_inuse(old);
 		new = ss_make(slab, NULL, ss_objects(old), ss_objects(old), true);
@@ -294,8 +294,8 @@ static unsigned int release_slab(struct kmem_cache *s, struct slab *slab, void *
 			 * again, the cache stops trying.
 			 */
 			fresh &= ~(((1UL << (q - p)) - 1) << p);
-			__atomic_store_n(&s->release_on_free, false, __ATOMIC_RELAXED);
-			__atomic_store_n(&s->release_min_free, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&slub_of(s)->release_on_free, false, __ATOMIC_RELAXED);
+			__atomic_store_n(&slub_of(s)->release_min_free, 0, __ATOMIC_RELAXED);
 		}
 		p = q;
 	}
@@ -321,7 +321,7 @@ put_back:;
 		dropped = 0;
 	}
 
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	kmem_lock(&n->list_lock);
 	if (fresh) {
 		/* Still frozen and ours: the mask and the counts change with its objects. */
@@ -382,7 +382,7 @@ static bool releasable(struct kmem_cache *s, struct slab *slab)
 	    !__atomic_load_n(&page->order, __ATOMIC_RELAXED))
 		return false;
 	uint64_t st = slab_state(slab);
-	unsigned int min_free = __atomic_load_n(&s->release_min_free, __ATOMIC_RELAXED);
+	unsigned int min_free = __atomic_load_n(&slub_of(s)->release_min_free, __ATOMIC_RELAXED);
 
 	return min_free && !ss_frozen(st) && ss_freelist(slab, st) && ss_inuse(st) &&
 	       ss_objects(st) - ss_inuse(st) >= min_free;
@@ -390,7 +390,7 @@ static bool releasable(struct kmem_cache *s, struct slab *slab)
 
 void slab_release_on_free(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	unsigned int nfree;
 
 	kmem_lock(&n->list_lock);
@@ -406,10 +406,10 @@ void slab_release_on_free(struct kmem_cache *s, struct slab *slab, struct kmem_c
 /* kmem_cache_shrink(): every partial slab once.  Returns the pages released. */
 long slub_release_sweep(struct kmem_cache *s)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	long released = 0;
 
-	if (!__atomic_load_n(&s->release_min_free, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&slub_of(s)->release_min_free, __ATOMIC_RELAXED))
 		return 0;
 	kmem_lock(&n->list_lock);
 	unsigned long todo = n->nr_partial;

@@ -37,7 +37,7 @@
 #include "introspect/kmemfs.h"
 #include "platform/os.h"
 #include "slab/slab_common.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 #define TRACES_ROOT	"/sys/kernel/debug/slab"
 #define LOC_MAX_CPUS	1024
@@ -265,7 +265,7 @@ static void print_location(struct seq_buf *sb, const struct location *l)
 /* Gather @s's sites into @t; slab_mutex held (keeps @s alive).  0 or -ENOMEM. */
 static int traces_collect(struct loc_track *t, struct kmem_cache *s, bool free_track)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	uint64_t now = os_now_ns();
 	struct slab *slab;
 
@@ -298,7 +298,7 @@ static struct kmem_cache *find_traced(const char *name, size_t len)
 	struct kmem_cache *s;
 
 	list_for_each_entry(s, &slab_caches, list)
-		if ((s->flags & SLAB_STORE_USER) && !s->dying && strlen(s->name) == len &&
+		if ((s->flags & SLAB_STORE_USER) && !slub_of(s)->dying && strlen(s->name) == len &&
 		    !strncmp(s->name, name, len))
 			return s;
 	return NULL;
@@ -360,7 +360,7 @@ static int traces_dir_list(struct seq_buf *sb, const char *path)
 		seq_puts(sb, "alloc_traces\nfree_traces\n");
 	else if (!rc)
 		list_for_each_entry(s, &slab_caches, list)
-			if ((s->flags & SLAB_STORE_USER) && !s->dying)
+			if ((s->flags & SLAB_STORE_USER) && !slub_of(s)->dying)
 				seq_printf(sb, "%s\n", s->name);
 	kmem_unlock(&slab_mutex);
 	return rc;

@@ -25,7 +25,7 @@
  */
 #include "core/cmdline.h"
 #include "page_alloc/metapool.h"
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 /*
  * One pool per sheaf size; capacities are chosen so sizes are kmalloc
@@ -71,7 +71,7 @@ kmem_param("slub_sheaf_grow_kb", slub_sheaf_grow_kb, uint,
 
 static unsigned int sheaf_capacity_at(const struct kmem_cache *s, unsigned int shift)
 {
-	unsigned int cap = s->sheaf_capacity << shift;
+	unsigned int cap = slub_of(s)->sheaf_capacity << shift;
 
 	/* Fill the pool's chunk, as slub_sheaf_capacity() fills its bucket. */
 	return shift ? (unsigned int)((sheaf_pool(cap)->size - SLAB_SHEAF_HDR) / sizeof(void *)) : cap;
@@ -89,24 +89,24 @@ static void sheaf_grow_init(struct kmem_cache *s)
 	unsigned long max_objs = ((unsigned long)slub_sheaf_grow_kb << 10) / s->size;
 	unsigned int shift = 0;
 
-	if (max_objs > s->barn.max_full_objs / 2)
-		max_objs = s->barn.max_full_objs / 2;
-	while (s->sheaf_capacity && shift < 8 && (s->sheaf_capacity << (shift + 1)) <= SHEAF_MAX_CAPACITY &&
+	if (max_objs > slub_of(s)->barn.max_full_objs / 2)
+		max_objs = slub_of(s)->barn.max_full_objs / 2;
+	while (slub_of(s)->sheaf_capacity && shift < 8 && (slub_of(s)->sheaf_capacity << (shift + 1)) <= SHEAF_MAX_CAPACITY &&
 	       sheaf_capacity_at(s, shift + 1) <= max_objs)
 		shift++;
-	s->sheaf_max_shift = (unsigned char)shift;
+	slub_of(s)->sheaf_max_shift = (unsigned char)shift;
 }
 
 /* The capacity of this thread's new sheaves (the cache's without a thread). */
 static unsigned int sheaf_want(const struct kmem_cache *s, const struct kmem_cache_cpu *c)
 {
-	return c ? sheaf_capacity_at(s, c->sheaf_shift) : s->sheaf_capacity;
+	return c ? sheaf_capacity_at(s, c->sheaf_shift) : slub_of(s)->sheaf_capacity;
 }
 
 /* A barn trip: main and spare could not take the burst. */
 static void sheaf_note_trip(const struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
-	if (c->sheaf_shift < s->sheaf_max_shift && ++c->barn_trips >= SHEAF_GROW_TRIPS) {
+	if (c->sheaf_shift < slub_of(s)->sheaf_max_shift && ++c->barn_trips >= SHEAF_GROW_TRIPS) {
 		c->sheaf_shift++;
 		c->barn_trips = 0;
 	}
@@ -191,7 +191,7 @@ static bool sheaf_install(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	if (c->main)
 		return true;
-	if (!s->sheaf_capacity)
+	if (!slub_of(s)->sheaf_capacity)
 		return false;
 	struct slab_sheaf *sheaf = alloc_empty_sheaf(s, c);
 	if (!sheaf)
@@ -217,8 +217,8 @@ kmem_param("slub_barn_kb", slub_barn_kb, uint,
 
 void barn_init(struct kmem_cache *s)
 {
-	struct node_barn *barn = &s->barn;
-	unsigned long sheaf_bytes = (unsigned long)s->sheaf_capacity * s->size;
+	struct node_barn *barn = &slub_of(s)->barn;
+	unsigned long sheaf_bytes = (unsigned long)slub_of(s)->sheaf_capacity * s->size;
 	unsigned long n = sheaf_bytes ? ((unsigned long)slub_barn_kb << 10) / sheaf_bytes : 0;
 
 	kmem_lock_init(&barn->lock);
@@ -237,7 +237,7 @@ void barn_init(struct kmem_cache *s)
 	barn->full_objs = 0;
 	barn->low_full = barn->low_prev = barn->gets = 0;
 	barn->round_ns = 0;
-	barn->max_full_objs = (unsigned long)barn->max_full * s->sheaf_capacity;
+	barn->max_full_objs = (unsigned long)barn->max_full * slub_of(s)->sheaf_capacity;
 	sheaf_grow_init(s);
 }
 
@@ -267,7 +267,7 @@ static void barn_add_objs(struct node_barn *barn, long n)
 static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					     struct slab_sheaf *empty)
 {
-	struct node_barn *barn = &s->barn;
+	struct node_barn *barn = &slub_of(s)->barn;
 	struct slab_sheaf *full = NULL;
 
 	/* Unlocked peek: a stale answer only costs a refill or a lock. */
@@ -308,7 +308,7 @@ static struct slab_sheaf *barn_replace_empty(struct kmem_cache *s, struct kmem_c
 static struct slab_sheaf *barn_replace_full(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					    struct slab_sheaf *full)
 {
-	struct node_barn *barn = &s->barn;
+	struct node_barn *barn = &slub_of(s)->barn;
 	struct slab_sheaf *empty = NULL;
 	bool must_alloc = false;
 
@@ -347,10 +347,10 @@ static struct slab_sheaf *barn_replace_full(struct kmem_cache *s, struct kmem_ca
 /* Flush every sheaf in the barn to slabs and free them (shrink, destroy). */
 void barn_shrink(struct kmem_cache *s)
 {
-	struct node_barn *barn = &s->barn;
+	struct node_barn *barn = &slub_of(s)->barn;
 	struct slab_sheaf *full, *empty;
 
-	if (!s->sheaf_capacity)
+	if (!slub_of(s)->sheaf_capacity)
 		return;
 	kmem_lock(&barn->lock);
 	full = barn->full;
@@ -386,13 +386,13 @@ void barn_shrink(struct kmem_cache *s)
  */
 unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c, unsigned long long now)
 {
-	struct node_barn *barn = &s->barn;
+	struct node_barn *barn = &slub_of(s)->barn;
 	struct slab_sheaf *list = NULL;
 	unsigned long objs = 0;
 	unsigned long long round = slub_reap_ms * 1000000ull;
 
 	/* Unlocked peeks: a stale answer only delays a reap. */
-	if (!s->sheaf_capacity || !__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED) ||
+	if (!slub_of(s)->sheaf_capacity || !__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED) ||
 	    now - __atomic_load_n(&barn->round_ns, __ATOMIC_RELAXED) < round)
 		return 0;
 	kmem_lock(&barn->lock);
@@ -442,9 +442,9 @@ unsigned long barn_objects(struct kmem_cache *s)
 {
 	unsigned long n;
 
-	kmem_lock(&s->barn.lock);
-	n = s->barn.full_objs;
-	kmem_unlock(&s->barn.lock);
+	kmem_lock(&slub_of(s)->barn.lock);
+	n = slub_of(s)->barn.full_objs;
+	kmem_unlock(&slub_of(s)->barn.lock);
 	return n;
 }
 

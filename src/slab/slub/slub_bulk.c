@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/boot.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 /*
  * Bulk allocation of whole slabs: a new slab handed out entirely is full at
@@ -24,7 +24,7 @@ static unsigned int bulk_alloc_whole_slabs(struct kmem_cache *s, struct kmem_cac
 	struct slab *list = NULL;
 	long nr = 0, pages = 0;
 
-	while (n - got >= oo_objects(s->oo)) {
+	while (n - got >= oo_objects(slub_of(s)->oo)) {
 		struct slab *slab = allocate_slab(s, gfp | __GFP_NOWARN, c, true, &objects);
 		if (!slab)
 			break;
@@ -179,7 +179,7 @@ static int __slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void 
 		 * mean walking their freelists, and freeing them whole later
 		 * would not work either.
 		 */
-		if (unlikely(!obj) && size - i >= oo_objects(s->oo)) {
+		if (unlikely(!obj) && size - i >= oo_objects(slub_of(s)->oo)) {
 			unsigned int w = bulk_alloc_whole_slabs(s, c, gfp, (unsigned int)(size - i), p + i);
 			if (w) {
 				i += w - 1;
@@ -321,7 +321,7 @@ static bool release_whole_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, s
 			       void **p, unsigned int inuse, bool consecutive,
 			       struct whole_release *wr)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	uint64_t st = slab_state(slab);
 
 	/*
@@ -522,9 +522,9 @@ static __attribute__((noinline)) void slub_free_bulk_slow(struct kmem_cache *s, 
 	}
 	struct kmem_cache_cpu *c = s ? this_cpu_slot(s) : NULL;
 
-	if (!c && s && s->sheaf_capacity)
+	if (!c && s && slub_of(s)->sheaf_capacity)
 		c = get_cpu_slot(s);
-	if (c && s->sheaf_capacity)
+	if (c && slub_of(s)->sheaf_capacity)
 		size = sheaf_free_bulk(s, c, size, p);
 	if (size)
 		free_bulk_slabs(s, c, size, p);

@@ -15,7 +15,7 @@
 
 #include "core/boot.h"
 #include "core/cmdline.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 #define THRASH_MAX	4
 #define THRASH_ON	2
@@ -25,7 +25,7 @@ static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct 
 {
 	__atomic_store_n(&c->slab, slab, __ATOMIC_RELAXED);	/* sysfs reads it from other threads */
 	/* With sheaves every free goes to the sheaf (and its checks) first. */
-	if (slab && !s->sheaf_capacity) {
+	if (slab && !slub_of(s)->sheaf_capacity) {
 		c->base = (uintptr_t)slab_address(slab) + s->red_left_pad;
 		c->span = slab->obj_span;	/* also its released objects (slub_release.c) */
 	} else {
@@ -39,14 +39,14 @@ static void set_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c, struct 
 /*
  * Pages for a new slab, with the kernel's order fallback; the slab is not
  * set up yet.  @whole: for a bulk that takes every object of slabs of the
- * cache's preferred order (@s->oo), which it gets if it can.
+ * cache's preferred order (@slub_of(s)->oo), which it gets if it can.
  */
 struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, bool whole,
 			   unsigned int *objects)
 {
 	gfp_t alloc_gfp = (gfp & ~(__GFP_ZERO | GFP_MOVABLE_MASK)) | __GFP_COMP |
 			  ((s->flags & SLAB_RECLAIM_ACCOUNT) ? __GFP_RECLAIMABLE : 0);
-	struct kmem_cache_order_objects oo = s->oo;
+	struct kmem_cache_order_objects oo = slub_of(s)->oo;
 	struct page *page = NULL;
 
 	/*
@@ -61,10 +61,10 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	 * cache's.
 	 */
 	if (unlikely(s->order_cap || __atomic_load_n(&s->small_first, __ATOMIC_RELAXED)) && !whole) {
-		long nr = atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed);
+		long nr = atomic_load_explicit(&slub_of(s)->node.nr_slabs, memory_order_relaxed);
 
-		if (nr < (long)oo_order(oo) - (long)oo_order(s->min))
-			oo = oo_make(oo_order(s->min) + (nr > 0 ? (unsigned int)nr : 0), s->size);
+		if (nr < (long)oo_order(oo) - (long)oo_order(slub_of(s)->min))
+			oo = oo_make(oo_order(slub_of(s)->min) + (nr > 0 ? (unsigned int)nr : 0), s->size);
 	}
 
 	/*
@@ -75,7 +75,7 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 	 * fragmented, a min-order slab made of the fragments is better than
 	 * fresh pages.
 	 */
-	if (oo_order(oo) > oo_order(s->min)) {
+	if (oo_order(oo) > oo_order(slub_of(s)->min)) {
 		gfp_t try_gfp = (alloc_gfp | __GFP_NOWARN | __GFP_NORETRY) & ~__GFP_NOFAIL;
 
 		if (try_gfp & __GFP_DIRECT_RECLAIM)
@@ -83,10 +83,10 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 		page = alloc_pages(try_gfp, oo_order(oo));
 	}
 	if (!page) {
-		bool fallback = oo_order(oo) > oo_order(s->min);
+		bool fallback = oo_order(oo) > oo_order(slub_of(s)->min);
 
 		if (fallback)
-			oo = s->min;
+			oo = slub_of(s)->min;
 		page = alloc_pages(alloc_gfp, oo_order(oo));
 		if (!page)
 			return NULL;
@@ -118,9 +118,9 @@ struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cp
 /* Slab counts and page accounting, by @nr slabs of @objects objects and @pages pages in all. */
 void count_slabs(struct kmem_cache *s, long nr, long objects, long pages)
 {
-	atomic_fetch_add_explicit(&s->node.nr_slabs, nr, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->node.total_objects, objects, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->node.nr_pages, pages, memory_order_relaxed);
+	atomic_fetch_add_explicit(&slub_of(s)->node.nr_slabs, nr, memory_order_relaxed);
+	atomic_fetch_add_explicit(&slub_of(s)->node.total_objects, objects, memory_order_relaxed);
+	atomic_fetch_add_explicit(&slub_of(s)->node.nr_pages, pages, memory_order_relaxed);
 	mod_zone_page_state((s->flags & SLAB_RECLAIM_ACCOUNT) ? NR_SLAB_RECLAIMABLE
 							       : NR_SLAB_UNRECLAIMABLE, pages);
 }
@@ -250,7 +250,7 @@ static uint64_t slab_set_frozen(struct slab *slab, bool frozen)
  */
 static void put_partials(struct kmem_cache *s, struct slab *list, struct kmem_cache_cpu *c)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	struct slab *discard = NULL;
 
 	if (!list)
@@ -314,7 +314,7 @@ static void put_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freelist,
 			    struct kmem_cache_cpu *c)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	void *tail = NULL;
 	unsigned int cnt = 0;
 
@@ -406,7 +406,7 @@ static void thrash_account(struct kmem_cache *s, struct kmem_cache_cpu *c)
 static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				void **freelist, bool picky)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	struct slab *slab, *tmp, *got = NULL;
 	unsigned int taken = 0;
 
@@ -534,9 +534,9 @@ static unsigned int pop_partial(struct kmem_cache *s, struct slab *slab, unsigne
 		p[k++] = head;
 		old = new;
 		if (!next) {
-			remove_partial(&s->node, slab);
+			remove_partial(&slub_of(s)->node, slab);
 			if (ss_freelist(slab, slab_set_frozen(slab, false)))
-				add_partial(&s->node, slab, true);
+				add_partial(&slub_of(s)->node, slab, true);
 			break;
 		}
 	}
@@ -555,7 +555,7 @@ static unsigned int pop_partial(struct kmem_cache *s, struct slab *slab, unsigne
 unsigned int __slub_refill_shared(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp,
 				  unsigned int n, void **p)
 {
-	struct kmem_cache_node *node = &s->node;
+	struct kmem_cache_node *node = &slub_of(s)->node;
 	unsigned int got = 0;
 
 	if (__atomic_load_n(&node->nr_partial, __ATOMIC_RELAXED)) {
@@ -599,7 +599,7 @@ static void *slab_alloc_unowned(struct kmem_cache *s, gfp_t gfp)
 	}
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
 		if (tmp.stat[i])
-			atomic_fetch_add_explicit(&s->dead_stat[i], tmp.stat[i], memory_order_relaxed);
+			atomic_fetch_add_explicit(&slub_of(s)->dead_stat[i], tmp.stat[i], memory_order_relaxed);
 	return obj;
 }
 
@@ -613,7 +613,7 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller, u
 	if (unlikely(!c)) {
 		obj = slab_alloc_unowned(s, gfp);
 		if (obj)
-			atomic_fetch_add_explicit(&s->dead_stat[ALLOC_SLOWPATH], 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&slub_of(s)->dead_stat[ALLOC_SLOWPATH], 1, memory_order_relaxed);
 	} else if (c->hot) {
 		obj = c->hot;
 		c->hot = NULL;
@@ -627,7 +627,7 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller, u
 		obj = c->freelist;
 		c->freelist = get_freepointer(s, obj);
 		stat_inc(c, ALLOC_FASTPATH);
-	} else if (s->sheaf_capacity && (obj = sheaf_alloc_slow(s, c, gfp | __GFP_NOWARN))) {
+	} else if (slub_of(s)->sheaf_capacity && (obj = sheaf_alloc_slow(s, c, gfp | __GFP_NOWARN))) {
 		/* Counted by the sheaf layer. */
 		slub_reap_tick();
 	} else {
@@ -692,7 +692,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 				frozen = true;
 			} else if (!n) {
 				/* The slab may change lists: decide under the lock. */
-				n = &s->node;
+				n = &slub_of(s)->node;
 				kmem_lock(&n->list_lock);
 				old = slab_state(slab);
 				continue;
@@ -726,7 +726,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail
 void file_freed_slab(struct kmem_cache *s, struct slab *slab, void *prior, unsigned int inuse,
 		     struct kmem_cache_cpu *c)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 
 	if (!inuse && n->nr_partial >= tun_min_partial(s)) {
 		if (prior) {
@@ -746,11 +746,6 @@ void file_freed_slab(struct kmem_cache *s, struct slab *slab, void *prior, unsig
 	kmem_unlock(&n->list_lock);
 }
 
-void slab_report_bad_free(const char *func, const void *x, const char *why)
-{
-	kmem_warn("mm/slub.c:free", "%s(%p): %s\n", func, x, why);
-}
-
 void report_double_free(struct kmem_cache *s, const void *x)
 {
 	kmem_report("BUG %s (Not tainted): Object already free\n"
@@ -758,8 +753,10 @@ void report_double_free(struct kmem_cache *s, const void *x)
 		    s->name, x);
 }
 
-void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned long caller)
+void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
 {
+	struct slab *slab = page_slab(head);
+
 	if (!slab) {
 		slab = virt_to_slab(x);
 		if (unlikely(!slab)) {
@@ -781,7 +778,7 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned
 	}
 	struct kmem_cache_cpu *c = this_cpu_slot(s);
 	/* A thread that only frees (a consumer) gets sheaves too. */
-	if (!c && (slub_thread_live() || s->sheaf_capacity))
+	if (!c && (slub_thread_live() || slub_of(s)->sheaf_capacity))
 		c = get_cpu_slot(s);
 
 	if (unlikely(!slab_obj_valid(s, slab, x))) {
@@ -801,7 +798,7 @@ void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned
 	}
 	if (c && c->objs)
 		sheaf_settle(c);
-	if (c && s->sheaf_capacity && sheaf_free_slow(s, c, x)) {
+	if (c && slub_of(s)->sheaf_capacity && sheaf_free_slow(s, c, x)) {
 		slub_reap_tick();
 		return;
 	}

@@ -10,7 +10,7 @@
 #include <errno.h>
 
 #include "core/printk.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 const char *const slub_stat_names[NR_SLUB_STAT_ITEMS] = {
 	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "free_frozen",
@@ -29,7 +29,7 @@ unsigned long slub_stat_sum(struct kmem_cache *s, enum stat_item si, unsigned lo
 			    int max_threads, int *nr_threads)
 {
 	struct slub_thread_node *r;
-	unsigned long sum = atomic_load_explicit(&s->dead_stat[si], memory_order_relaxed);
+	unsigned long sum = atomic_load_explicit(&slub_of(s)->dead_stat[si], memory_order_relaxed);
 	int n = 0;
 
 	kmem_lock(&slub_threads_lock);
@@ -50,7 +50,7 @@ void slub_stat_clear(struct kmem_cache *s, enum stat_item si)
 {
 	struct slub_thread_node *r;
 
-	atomic_store_explicit(&s->dead_stat[si], 0, memory_order_relaxed);
+	atomic_store_explicit(&slub_of(s)->dead_stat[si], 0, memory_order_relaxed);
 	kmem_lock(&slub_threads_lock);
 	list_for_each_entry(r, &slub_threads, node) {
 		struct kmem_cache_cpu *c = &r->t->cpu[s->index];
@@ -66,9 +66,9 @@ void slub_stat_clear(struct kmem_cache *s, enum stat_item si)
  * Per-thread slabs are counted from their owners' slots without stopping
  * them, so concurrent readers see a consistent-enough snapshot.
  */
-void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
+void slub_get_info(struct kmem_cache *s, struct slub_info *info)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	struct slab *slab;
 	struct slub_thread_node *r;
 
@@ -95,7 +95,7 @@ void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 			info->cpu_slabs++;
 		unsigned long nr = __atomic_load_n(&c->nr_partial, __ATOMIC_RELAXED);
 		info->cpu_partial_slabs += nr;
-		info->cpu_partial_objs += nr * oo_objects(s->oo) / 2;
+		info->cpu_partial_objs += nr * oo_objects(slub_of(s)->oo) / 2;
 	}
 	kmem_unlock(&slub_threads_lock);
 }
@@ -122,7 +122,7 @@ int slub_cpu_partial_per_thread(struct kmem_cache *s, unsigned int *slabs, int m
  */
 long slub_validate(struct kmem_cache *s)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	struct slab *slab, *tmp;
 	long errors = 0;
 
@@ -209,23 +209,23 @@ long slub_validate(struct kmem_cache *s)
 void slub_set_min_free_watermark(struct kmem_cache *s, unsigned long ratio)
 {
 	/* Stored as objects so the slow path needs no arithmetic (slab_thrash_ratio). */
-	__atomic_store_n(&s->min_free_watermark,
-			 (unsigned int)(oo_objects(s->oo) * ratio / 100), __ATOMIC_RELAXED);
+	__atomic_store_n(&slub_of(s)->min_free_watermark,
+			 (unsigned int)(oo_objects(slub_of(s)->oo) * ratio / 100), __ATOMIC_RELAXED);
 }
 
 unsigned long slub_thrash_ratio(const struct kmem_cache *s)
 {
-	return (unsigned long)__atomic_load_n(&s->min_free_watermark, __ATOMIC_RELAXED) * 100 /
-	       oo_objects(s->oo);
+	return (unsigned long)__atomic_load_n(&slub_of(s)->min_free_watermark, __ATOMIC_RELAXED) * 100 /
+	       oo_objects(slub_of(s)->oo);
 }
 
 int slub_set_cpu_partial(struct kmem_cache *s, unsigned int objects)
 {
 	if (objects && !slub_has_cpu_partial(s->flags))
 		return -EINVAL;
-	__atomic_store_n(&s->cpu_partial, objects, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->cpu_partial_slabs,
-			 objects ? slub_cpu_partial_slabs(objects, oo_objects(s->oo)) : 0,
+	__atomic_store_n(&slub_of(s)->cpu_partial, objects, __ATOMIC_RELAXED);
+	__atomic_store_n(&slub_of(s)->cpu_partial_slabs,
+			 objects ? slub_cpu_partial_slabs(objects, oo_objects(slub_of(s)->oo)) : 0,
 			 __ATOMIC_RELAXED);
 	return 0;
 }

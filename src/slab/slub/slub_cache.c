@@ -8,7 +8,7 @@
 
 #include "core/boot.h"
 #include "core/cmdline.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 static atomic_uint next_cache_index = 1;	/* slot 0 is no cache's (struct slub_thread) */
 /*
@@ -130,15 +130,15 @@ int slub_cache_create(struct kmem_cache *s)
 	s->offset = l.offset;
 	s->align = l.align;
 	s->red_left_pad = l.red_left_pad;
-	s->oo = oo_make(l.order, l.size);
-	s->min = oo_make(l.min_order, l.size);
+	slub_of(s)->oo = oo_make(l.order, l.size);
+	slub_of(s)->min = oo_make(l.min_order, l.size);
 	if (l.order <= order_params(0).max_order)
 		s->order_cap = 0;	/* its slabs are the usual ones: no first-slab rule */
 	s->div_magic = div_magic(l.size);
-	s->min_partial = slub_min_partial(l.size);
-	s->cpu_partial = slub_has_cpu_partial(s->flags) ? slub_default_cpu_partial(l.size) : 0;
-	s->cpu_partial_slabs = s->cpu_partial ? slub_cpu_partial_slabs(s->cpu_partial, l.objects) : 0;
-	s->sheaf_capacity = slub_sheaves ? slub_sheaf_capacity(l.size, s->flags, 0) : 0;
+	slub_of(s)->min_partial = slub_min_partial(l.size);
+	slub_of(s)->cpu_partial = slub_has_cpu_partial(s->flags) ? slub_default_cpu_partial(l.size) : 0;
+	slub_of(s)->cpu_partial_slabs = slub_of(s)->cpu_partial ? slub_cpu_partial_slabs(slub_of(s)->cpu_partial, l.objects) : 0;
+	slub_of(s)->sheaf_capacity = slub_sheaves ? slub_sheaf_capacity(l.size, s->flags, 0) : 0;
 	barn_init(s);
 	s->random = 0;
 	if (slab_freelist_hardened) {
@@ -146,10 +146,10 @@ int slub_cache_create(struct kmem_cache *s)
 		s->random = ((uintptr_t)s * 0x9E3779B97F4A7C15ull) ^ os_now_ns() ^ ((uintptr_t)&p << 7);
 		s->random |= 1;
 	}
-	atomic_store_explicit(&s->nr_thread_users, 1, memory_order_relaxed);	/* the cache's own */
-	kmem_lock_init(&s->node.list_lock);
-	INIT_LIST_HEAD(&s->node.partial);
-	INIT_LIST_HEAD(&s->node.full);
+	atomic_store_explicit(&slub_of(s)->nr_thread_users, 1, memory_order_relaxed);	/* the cache's own */
+	kmem_lock_init(&slub_of(s)->node.list_lock);
+	INIT_LIST_HEAD(&slub_of(s)->node.partial);
+	INIT_LIST_HEAD(&slub_of(s)->node.full);
 	slub_release_setup(s);
 	return 0;
 }
@@ -167,7 +167,7 @@ size_t slub_ksize(const struct kmem_cache *s)
 /* Discard the node's empty slabs and sort the rest fullest first (kernel __kmem_cache_do_shrink). */
 static int shrink_node(struct kmem_cache *s, bool keep_min)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	struct list_head discard = LIST_HEAD_INIT(discard);
 	struct list_head promote[32];
 	struct slab *slab, *tmp;
@@ -195,7 +195,7 @@ static int shrink_node(struct kmem_cache *s, bool keep_min)
 	kmem_unlock(&n->list_lock);
 	int freed = 0;
 	list_for_each_entry_safe(slab, tmp, &discard, slab_list) {
-		atomic_fetch_add_explicit(&s->dead_stat[FREE_SLAB], 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&slub_of(s)->dead_stat[FREE_SLAB], 1, memory_order_relaxed);
 		discard_slab(s, slab);
 		freed++;
 	}
@@ -209,22 +209,22 @@ int slub_shrink(struct kmem_cache *s)
 	barn_shrink(s);
 	shrink_node(s, false);
 	slub_release_sweep(s);
-	return atomic_load_explicit(&s->node.nr_slabs, memory_order_relaxed) != 0;
+	return atomic_load_explicit(&slub_of(s)->node.nr_slabs, memory_order_relaxed) != 0;
 }
 
 /* The last reference is gone: check for leaks and free what is left (kernel __kmem_cache_shutdown). */
 void slub_cache_release(struct kmem_cache *s)
 {
 	/* A reap still reading @s (a few instructions from done): let it finish. */
-	while (atomic_load_explicit(&s->reapers, memory_order_seq_cst))
+	while (atomic_load_explicit(&slub_of(s)->reapers, memory_order_seq_cst))
 		os_sleep_us(10);
 	barn_shrink(s);
 	shrink_node(s, false);
-	long slabs = atomic_load(&s->node.nr_slabs);
+	long slabs = atomic_load(&slub_of(s)->node.nr_slabs);
 	if (slabs) {
 		/* Every thread has let go: the free objects left are on the node's slabs. */
-		struct slabinfo info;
-		slub_get_slabinfo(s, &info);
+		struct slub_info info;
+		slub_get_info(s, &info);
 		/* As the kernel: the BUG and the objects (__kmem_cache_shutdown()), then the WARN. */
 		printk("BUG %s (Not tainted): Objects remaining in %s on __kmem_cache_shutdown()\n",
 		       s->name, s->name);
@@ -238,7 +238,6 @@ void slub_cache_release(struct kmem_cache *s)
 			  s->name, info.active_objs, slabs);
 		return;
 	}
-	extern void kmem_cache_free_struct(struct kmem_cache *s);
 	unsigned int index = s->index;
 	kmem_cache_free_struct(s);
 	put_cache_index(index);
@@ -261,7 +260,7 @@ static bool being_reaped(struct kmem_cache *s)
 	for_each_thread_slot(r, c, s)
 		tagged |= ((uintptr_t)__atomic_load_n(&c->cache, __ATOMIC_SEQ_CST) & SLOT_REAPING) != 0;
 	kmem_unlock(&slub_threads_lock);
-	return tagged || atomic_load_explicit(&s->reapers, memory_order_seq_cst);
+	return tagged || atomic_load_explicit(&slub_of(s)->reapers, memory_order_seq_cst);
 }
 
 void slub_cache_destroy(struct kmem_cache *s)
@@ -269,7 +268,7 @@ void slub_cache_destroy(struct kmem_cache *s)
 	struct slub_thread_node *r;
 
 	/* Sequentially consistent: a reap_slot() that holds a claim sees it after. */
-	__atomic_store_n(&s->dying, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&slub_of(s)->dying, true, __ATOMIC_SEQ_CST);
 	/*
 	 * As the kernel flushes every CPU's sheaves and slabs before it looks
 	 * for objects left: the caller guarantees that nobody uses @s any more,
@@ -324,6 +323,6 @@ void slub_cache_destroy(struct kmem_cache *s)
 	 * slub_cache_create), dropped here: whoever drops the last one releases,
 	 * once (an exiting thread, or a reap, may still hold a reference).
 	 */
-	if (atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1)
+	if (atomic_fetch_sub_explicit(&slub_of(s)->nr_thread_users, 1, memory_order_acq_rel) == 1)
 		slub_cache_release(s);
 }

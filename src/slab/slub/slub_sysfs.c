@@ -44,31 +44,11 @@
 #include "introspect/kmemfs.h"
 #include "slab/slab.h"
 #include "slab/slab_common.h"
-#include "slab/slub.h"
-#include "slab/slub_sysfs.h"
+#include "slab/slub/slub.h"
+#include "slab/slub/slub_sysfs.h"
 
 #define SLAB_SYSFS_ROOT		"/sys/kernel/slab"
 #define SYSFS_MAX_THREADS	256	/* per-thread values shown (kernel: PAGE_SIZE of output) */
-
-int slab_unique_id(char *buf, size_t size, slab_flags_t flags, unsigned int slot_size)
-{
-	char letters[8], *p = letters;
-
-	if (flags & SLAB_CACHE_DMA)
-		*p++ = 'd';
-	if (flags & SLAB_CACHE_DMA32)
-		*p++ = 'D';
-	if (flags & SLAB_RECLAIM_ACCOUNT)
-		*p++ = 'a';
-	if (flags & SLAB_CONSISTENCY_CHECKS)
-		*p++ = 'F';
-	if (flags & SLAB_ACCOUNT)
-		*p++ = 'A';
-	if (p != letters)
-		*p++ = '-';
-	*p = '\0';
-	return snprintf(buf, size, ":%s%07u", letters, slot_size);
-}
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -187,8 +167,8 @@ static void show_flag(struct seq_buf *sb, const struct kmem_cache *s, slab_flags
 
 SHOW(slab_size) { seq_printf(sb, "%u\n", s->size); }
 SHOW(object_size) { seq_printf(sb, "%u\n", __atomic_load_n(&s->object_size, __ATOMIC_RELAXED)); }
-SHOW(objs_per_slab) { seq_printf(sb, "%u\n", oo_objects(s->oo)); }
-SHOW(order) { seq_printf(sb, "%u\n", oo_order(s->oo)); }
+SHOW(objs_per_slab) { seq_printf(sb, "%u\n", oo_objects(slub_of(s)->oo)); }
+SHOW(order) { seq_printf(sb, "%u\n", oo_order(slub_of(s)->oo)); }
 SHOW(align) { seq_printf(sb, "%u\n", s->align); }
 SHOW(aliases) { seq_printf(sb, "%d\n", s->refcount < 0 ? 0 : s->refcount - 1); }
 SHOW(usersize) { (void)s; seq_puts(sb, "0\n"); }
@@ -222,25 +202,25 @@ SHOW(ctor)
 		seq_printf(sb, "0x%lx\n", (unsigned long)(uintptr_t)addr);
 }
 
-SHOW(partial) { struct slabinfo i; slub_get_slabinfo(s, &i); show_node_value(sb, i.partial); }
-SHOW(objects_partial) { struct slabinfo i; slub_get_slabinfo(s, &i); show_node_value(sb, i.objects_partial); }
-SHOW(objects) { struct slabinfo i; slub_get_slabinfo(s, &i); show_node_value(sb, i.active_objs); }
-SHOW(total_objects) { struct slabinfo i; slub_get_slabinfo(s, &i); show_node_value(sb, i.num_objs); }
-SHOW(slabs) { struct slabinfo i; slub_get_slabinfo(s, &i); show_node_value(sb, i.num_slabs); }
+SHOW(partial) { struct slub_info i; slub_get_info(s, &i); show_node_value(sb, i.partial); }
+SHOW(objects_partial) { struct slub_info i; slub_get_info(s, &i); show_node_value(sb, i.objects_partial); }
+SHOW(objects) { struct slub_info i; slub_get_info(s, &i); show_node_value(sb, i.active_objs); }
+SHOW(total_objects) { struct slub_info i; slub_get_info(s, &i); show_node_value(sb, i.num_objs); }
+SHOW(slabs) { struct slub_info i; slub_get_info(s, &i); show_node_value(sb, i.num_slabs); }
 
 /* SO_CPU: cpu slabs plus the slabs on the threads' partial lists. */
 SHOW(cpu_slabs)
 {
-	struct slabinfo i;
+	struct slub_info i;
 
-	slub_get_slabinfo(s, &i);
+	slub_get_info(s, &i);
 	show_node_value(sb, i.cpu_slabs + i.cpu_partial_slabs);
 }
 
 /* "objects(slabs)", objects estimated as half of each slab, then per thread. */
 SHOW(slabs_cpu_partial)
 {
-	unsigned int slabs[SYSFS_MAX_THREADS], total = 0, per = oo_objects(s->oo);
+	unsigned int slabs[SYSFS_MAX_THREADS], total = 0, per = oo_objects(slub_of(s)->oo);
 	int n = slub_cpu_partial_per_thread(s, slabs, SYSFS_MAX_THREADS);
 
 	for (int i = 0; i < n; i++)
@@ -252,7 +232,7 @@ SHOW(slabs_cpu_partial)
 	seq_putc(sb, '\n');
 }
 
-SHOW(min_partial) { seq_printf(sb, "%lu\n", __atomic_load_n(&s->min_partial, __ATOMIC_RELAXED)); }
+SHOW(min_partial) { seq_printf(sb, "%lu\n", __atomic_load_n(&slub_of(s)->min_partial, __ATOMIC_RELAXED)); }
 
 /* Any unsigned long, unclamped, as since Linux 5.16. */
 STORE(min_partial)
@@ -261,18 +241,18 @@ STORE(min_partial)
 	int rc = parse_ulong(buf, &min);
 
 	if (!rc)
-		__atomic_store_n(&s->min_partial, min, __ATOMIC_RELAXED);
+		__atomic_store_n(&slub_of(s)->min_partial, min, __ATOMIC_RELAXED);
 	return rc;
 }
 
-SHOW(cpu_partial) { seq_printf(sb, "%u\n", __atomic_load_n(&s->cpu_partial, __ATOMIC_RELAXED)); }
+SHOW(cpu_partial) { seq_printf(sb, "%u\n", __atomic_load_n(&slub_of(s)->cpu_partial, __ATOMIC_RELAXED)); }
 
 /* Objects per sheaf (6.18); 0: the cache has no sheaves (debug flags, slub_sheaves=0). */
-SHOW(sheaf_capacity) { seq_printf(sb, "%u\n", s->sheaf_capacity); }
+SHOW(sheaf_capacity) { seq_printf(sb, "%u\n", slub_of(s)->sheaf_capacity); }
 /* kmem-specific: pages of partial slabs given back to the OS (slub_release.c). */
 SHOW(released_pages)
 {
-	show_node_value(sb, (unsigned long)atomic_load_explicit(&s->node.released_pages,
+	show_node_value(sb, (unsigned long)atomic_load_explicit(&slub_of(s)->node.released_pages,
 								 memory_order_relaxed));
 }
 
@@ -283,7 +263,7 @@ SHOW(released_pages)
  */
 SHOW(slab_pages)
 {
-	show_node_value(sb, (unsigned long)atomic_load_explicit(&s->node.nr_pages, memory_order_relaxed));
+	show_node_value(sb, (unsigned long)atomic_load_explicit(&slub_of(s)->node.nr_pages, memory_order_relaxed));
 }
 
 STORE(cpu_partial)
@@ -329,7 +309,7 @@ STORE(slab_thrash_ratio)
 
 SHOW(remote_node_defrag_ratio)
 {
-	seq_printf(sb, "%u\n", 100u - __atomic_load_n(&s->remote_ratio_inv, __ATOMIC_RELAXED));
+	seq_printf(sb, "%u\n", 100u - __atomic_load_n(&slub_of(s)->remote_ratio_inv, __ATOMIC_RELAXED));
 }
 
 STORE(remote_node_defrag_ratio)
@@ -341,7 +321,7 @@ STORE(remote_node_defrag_ratio)
 		return rc;
 	if (ratio > 100)
 		return -ERANGE;
-	__atomic_store_n(&s->remote_ratio_inv, (unsigned char)(100 - ratio), __ATOMIC_RELAXED);
+	__atomic_store_n(&slub_of(s)->remote_ratio_inv, (unsigned char)(100 - ratio), __ATOMIC_RELAXED);
 	return 0;
 }
 

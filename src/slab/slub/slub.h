@@ -17,6 +17,129 @@
 
 #include "slab/slab.h"
 
+#define KMEM_MAX_CACHES		2048	/* per-thread slots: caches alive at once (indices are reused) */
+
+/* SLUB_STATS counters, kernel enum order, plus the thrash counters of slab_thrash_ratio. */
+enum stat_item {
+	ALLOC_FASTPATH, ALLOC_SLOWPATH, FREE_FASTPATH, FREE_SLOWPATH, FREE_FROZEN,
+	FREE_ADD_PARTIAL, FREE_REMOVE_PARTIAL, ALLOC_FROM_PARTIAL, ALLOC_SLAB,
+	ALLOC_REFILL, ALLOC_NODE_MISMATCH, FREE_SLAB, CPUSLAB_FLUSH, DEACTIVATE_FULL,
+	DEACTIVATE_EMPTY, DEACTIVATE_TO_HEAD, DEACTIVATE_TO_TAIL,
+	DEACTIVATE_REMOTE_FREES, DEACTIVATE_BYPASS, ORDER_FALLBACK,
+	CMPXCHG_DOUBLE_CPU_FAIL, CMPXCHG_DOUBLE_FAIL, CPU_PARTIAL_ALLOC,
+	CPU_PARTIAL_FREE, CPU_PARTIAL_NODE, CPU_PARTIAL_DRAIN,
+	THRASH_DETECTED,	/* a refill found the last cpu slab served < watermark */
+	THRASH_SKIP_PARTIAL,	/* a partial slab skipped: fewer free objects than watermark */
+	/* 6.18 sheaves (kernel names; theirs sit among the classic ones). */
+	ALLOC_PCS,		/* allocation from the thread's main sheaf */
+	FREE_PCS,		/* free into the thread's main sheaf */
+	SHEAF_FLUSH,		/* objects flushed from a sheaf back to slabs */
+	SHEAF_REFILL,		/* objects refilled into a sheaf from slabs */
+	SHEAF_ALLOC,		/* empty sheaf allocated */
+	SHEAF_FREE,		/* empty sheaf freed */
+	BARN_GET,		/* full sheaf taken from the barn */
+	BARN_GET_FAIL,		/* no full sheaf in the barn */
+	BARN_PUT,		/* full sheaf stored in the barn */
+	BARN_PUT_FAIL,		/* barn already held its maximum of full sheaves */
+	NR_SLUB_STAT_ITEMS
+};
+extern const char *const slub_stat_names[NR_SLUB_STAT_ITEMS];
+
+/*
+ * The kernel counts SLUB_STATS only when built with CONFIG_SLUB_STATS.  kmem
+ * counts its slow paths' events always (they are rare and the report reads
+ * them), but the two counters of every object that goes through a sheaf,
+ * ALLOC_PCS and FREE_PCS, are a memory increment on each fast path, 7-10%
+ * of a malloc+free pair (docs/benchmarks.md): they are counted
+ * only in a build with CONFIG_SLUB_STATS (cmake -DKMEM_SLUB_STATS=ON; make
+ * test's sanitizer stages), and without it their files are not there.
+ */
+#ifdef CONFIG_SLUB_STATS
+#define SLUB_STATS_PER_OBJECT	1
+#else
+#define SLUB_STATS_PER_OBJECT	0
+#endif
+
+/* Is @si counted (and has a file) in this build? */
+static inline int slub_stat_counted(enum stat_item si)
+{
+	return SLUB_STATS_PER_OBJECT || (si != ALLOC_PCS && si != FREE_PCS);
+}
+
+struct kmem_cache_node {
+	kmem_lock_t list_lock;
+	unsigned long nr_partial;
+	struct list_head partial;
+	/*
+	 * Full slabs of a SLAB_STORE_USER cache (kernel CONFIG_SLUB_DEBUG's
+	 * n->full, kept for the same caches), so that alloc_traces sees every
+	 * allocated object; list_lock.  Empty otherwise.
+	 */
+	struct list_head full;
+	atomic_long nr_slabs;
+	atomic_long total_objects;	/* less the objects on released pages */
+	atomic_long released_pages;	/* pages of partial slabs given back to the OS */
+	atomic_long nr_pages;		/* pages of its slabs, whatever their order (sysfs slab_pages) */
+};
+
+/*
+ * The barn (6.18): a per-node depot of full and empty sheaves, so objects
+ * freed on one CPU (thread) reach another's allocations a sheaf at a time.
+ */
+struct slab_sheaf;
+struct node_barn {
+	kmem_lock_t lock;
+	struct slab_sheaf *full, *empty;	/* stacks, linked through sheaf->next */
+	unsigned int nr_full, nr_empty;
+	unsigned int max_full;			/* MAX_FULL_SHEAVES or more, see slub_barn_kb */
+	unsigned int max_empty;			/* as many as max_full */
+	/*
+	 * Full sheaves may have grown (slub_sheaf.c): the barn's limit is in
+	 * objects, max_full sheaves of the cache's sheaf_capacity.
+	 */
+	unsigned long full_objs, max_full_objs;
+	/*
+	 * Since the last reap (barn_reap()): the fewest full sheaves the barn
+	 * held, and how many it gave out; low_prev is low_full of the reap
+	 * before.  The bottom min(low_full, low_prev) sheaves of the stack
+	 * were not taken in two rounds.
+	 */
+	unsigned int low_full, low_prev, gets;
+	unsigned long long round_ns;		/* when the last round began (barn_reap()) */
+};
+#define MAX_FULL_SHEAVES	10	/* the kernel's; slub_barn_kb may allow more */
+#define MAX_FULL_SHEAVES_CAP	64
+#define MAX_EMPTY_SHEAVES	10	/* the kernel's; max_empty follows max_full */
+
+/* SLUB's part of struct kmem_cache (kmem_cache_priv()). */
+struct slub_cache {
+	struct kmem_cache_order_objects oo;	/* preferred slab order and objects */
+	struct kmem_cache_order_objects min;	/* fallback when oo's order fails */
+	unsigned long min_partial;		/* an unsigned long in the kernel: any value */
+	unsigned int cpu_partial;		/* objects (sysfs) */
+	unsigned int cpu_partial_slabs;		/* derived */
+	unsigned int min_free_watermark;	/* slab_thrash_ratio, in objects */
+	unsigned int sheaf_capacity;		/* objects per sheaf, 0: no sheaves */
+	unsigned char sheaf_max_shift;		/* a thread's sheaves grow up to sheaf_capacity << it */
+	unsigned int release_min_free;		/* objects a page, 0: no page release (slub_release.c) */
+	bool release_on_free;			/* frees release too (slub_release_pages=2) */
+	unsigned char remote_ratio_inv;		/* 100 - remote_node_defrag_ratio (stored only) */
+
+	bool dying;				/* destroyed; freed when no thread holds it */
+	atomic_int nr_thread_users;		/* threads with per-thread state for it, +1 until destroyed */
+	atomic_int reapers;			/* threads reaping a slot of it right now (slub_reap_thread()) */
+
+	struct kmem_cache_node node;		/* one node */
+	struct node_barn barn;			/* its barn, when sheaf_capacity */
+	atomic_ulong dead_stat[NR_SLUB_STAT_ITEMS];	/* folded from exited threads */
+};
+
+/* Const in, not out: tunables are read through const caches, as the kernel's READ_ONCE(). */
+static inline struct slub_cache *slub_of(const struct kmem_cache *s)
+{
+	return (struct slub_cache *)(uintptr_t)s->priv;
+}
+
 /*
  * struct slab overlays the head struct page of a slab (words 1..6).
  * Freelist head and counters share one 64-bit word, so a remote free is a
@@ -324,7 +447,7 @@ static inline void stat_s(struct kmem_cache *s, struct kmem_cache_cpu *c, enum s
 	if (c)
 		stat_add(c, si, n);
 	else
-		atomic_fetch_add_explicit(&s->dead_stat[si], n, memory_order_relaxed);
+		atomic_fetch_add_explicit(&slub_of(s)->dead_stat[si], n, memory_order_relaxed);
 }
 
 /* ---- slow paths (slub.c) ------------------------------------------- */
@@ -352,7 +475,7 @@ static inline bool slub_kmalloc_redzone(const struct kmem_cache *s)
 
 	return (s->flags & f) == f;
 }
-void __slub_free_slow(struct kmem_cache *s, struct slab *slab, void *x, unsigned long caller);
+void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned long caller);
 
 /* The caller of the function the fast path is inlined into (kernel _RET_IP_). */
 #define _RET_IP_	((unsigned long)__builtin_return_address(0))
@@ -369,11 +492,6 @@ void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t
 
 void report_double_free(struct kmem_cache *s, const void *x);
 
-/*
- * Called at the end of a thread's exit, once its caches are flushed and it
- * holds no lock (the malloc front-end starts its reaper from there).
- */
-extern void (*slub_thread_exit_notify)(void);
 
 /* slub_sheaf.c: the slow paths of the sheaf layer. */
 void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp);
@@ -402,6 +520,10 @@ int slub_probe_slab(unsigned int size, unsigned int align, slab_flags_t flags, u
 void slub_cache_destroy(struct kmem_cache *s);
 int slub_shrink(struct kmem_cache *s);
 int slub_init(void);
+/* fork(): SLUB's own locks (the thread registry, the sheaf pools); slub_backend.c adds the caches'. */
+void slub_fork_prepare(void);
+void slub_fork_parent(void);
+void slub_fork_child(void);
 size_t slub_ksize(const struct kmem_cache *s);
 void slub_set_min_free_watermark(struct kmem_cache *s, unsigned long ratio);
 unsigned long slub_thrash_ratio(const struct kmem_cache *s);
@@ -410,11 +532,11 @@ int slub_set_cpu_partial(struct kmem_cache *s, unsigned int objects);
 unsigned long slub_stat_sum(struct kmem_cache *s, enum stat_item si, unsigned long *per_thread,
 			    int max_threads, int *nr_threads);
 void slub_stat_clear(struct kmem_cache *s, enum stat_item si);
-struct slabinfo {
+struct slub_info {
 	unsigned long active_objs, num_objs, active_slabs, num_slabs;
 	unsigned long cpu_slabs, partial, objects_partial, cpu_partial_objs, cpu_partial_slabs;
 };
-void slub_get_slabinfo(struct kmem_cache *s, struct slabinfo *info);
+void slub_get_info(struct kmem_cache *s, struct slub_info *info);
 /*
  * Cpu partial slabs of each live thread using @s (sysfs slabs_cpu_partial):
  * slabs[i] for the i-th such thread, in the order slub_stat_sum() reports
@@ -538,20 +660,12 @@ static __attribute__((always_inline)) inline void *slub_alloc_fast(struct kmem_c
 	return slub_alloc_slot(&slub_this->cpu[s->index], gfp);
 }
 
+/* SLUB's own callers (bulk): the fast path, then SLUB's slow path. */
 static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	void *object = slub_alloc_fast(s, gfp);
 
 	return likely(object) ? object : __slub_alloc_slow(s, gfp, _RET_IP_, 0);
-}
-
-/* slub_alloc() of a kmalloc of @size bytes: the size is kept for the kmalloc red zone. */
-static __attribute__((always_inline)) inline void *slub_alloc_size(struct kmem_cache *s, gfp_t gfp,
-								   size_t size)
-{
-	void *object = slub_alloc_fast(s, gfp);
-
-	return likely(object) ? object : __slub_alloc_slow(s, gfp, _RET_IP_, (unsigned int)size);
 }
 
 /*
@@ -605,7 +719,8 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 			}
 		}
 	}
-	__slub_free_slow(s, slab, x, _RET_IP_);
+	/* The miss path is the back-end's: SLUB's own, or the one chosen at boot (fastpath.h). */
+	slab_ops.free(s, slab_page(slab), x, _RET_IP_);
 }
 
 static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,

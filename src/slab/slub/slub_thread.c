@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 
 #include "core/cmdline.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 struct slub_thread slub_thread_none;	/* zero, never written (bss: no memory until read) */
 __thread struct slub_thread *slub_this __attribute__((tls_model("initial-exec"))) = &slub_thread_none;
@@ -76,12 +76,12 @@ struct kmem_cache_cpu *get_cpu_slot(struct kmem_cache *s)
 		 * whose exit would release the cache again.  Callers cope with
 		 * NULL, as for an exiting thread.
 		 */
-		if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_ACQUIRE)))
+		if (unlikely(__atomic_load_n(&slub_of(s)->dying, __ATOMIC_ACQUIRE)))
 			return NULL;
 		memset(c, 0, offsetof(struct kmem_cache_cpu, stat));
 		c->reap_epoch = slub_reap_epoch;	/* in use from now */
 		__atomic_store_n(&c->cache, s, __ATOMIC_RELEASE);
-		atomic_fetch_add_explicit(&s->nr_thread_users, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&slub_of(s)->nr_thread_users, 1, memory_order_relaxed);
 		thread_hdr(t)->used[s->index / BITS_PER_LONG] |= 1ul << (s->index % BITS_PER_LONG);
 	}
 	return c;
@@ -113,12 +113,12 @@ bool finish_retire(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
 		unsigned int v = __atomic_load_n(&c->stat[i], __ATOMIC_RELAXED);
 		if (v)
-			atomic_fetch_add_explicit(&s->dead_stat[i], v, memory_order_relaxed);
+			atomic_fetch_add_explicit(&slub_of(s)->dead_stat[i], v, memory_order_relaxed);
 		__atomic_store_n(&c->stat[i], 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
 	/* Whoever drops the last reference releases: one RMW decides (see destroy). */
-	return atomic_fetch_sub_explicit(&s->nr_thread_users, 1, memory_order_acq_rel) == 1;
+	return atomic_fetch_sub_explicit(&slub_of(s)->nr_thread_users, 1, memory_order_acq_rel) == 1;
 }
 
 static bool retire_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
@@ -199,7 +199,7 @@ static uint16_t slot_allocs(struct kmem_cache_cpu *c)
  * a slot's reference keeps it), so nothing of it, nor of the slot, is read
  * before; a destroy meanwhile cannot claim the slot and leaves it to us,
  * while readers still count it.  From the tag on, the reap counts itself in
- * s->reapers, and whoever releases @s waits for that to be 0
+ * slub_of(s)->reapers, and whoever releases @s waits for that to be 0
  * (slub_cache_release()): so @s lives until the reap's last read, after
  * the tag is gone, when a destroy may take the slot at once.  If a destroy
  * came (the cache is dying), the slot is retired here, as the destroy
@@ -214,7 +214,7 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (!__atomic_compare_exchange_n(&c->cache, &expected, tagged, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_RELAXED))
 		return;
-	atomic_fetch_add_explicit(&s->reapers, 1, memory_order_seq_cst);
+	atomic_fetch_add_explicit(&slub_of(s)->reapers, 1, memory_order_seq_cst);
 	if (unlikely(slub_reap_claimed_hook))
 		slub_reap_claimed_hook(s);
 	uint16_t allocs = slot_allocs(c);
@@ -224,7 +224,7 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	}
 	/* Nothing allocated since before the last epoch began: a whole epoch. */
 	bool idle = (uint8_t)(slub_reap_epoch - c->reap_epoch) >= 2;
-	if (!__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)) {
+	if (!__atomic_load_n(&slub_of(s)->dying, __ATOMIC_SEQ_CST)) {
 		objs = barn_reap(s, c, reap_epoch_ns);
 		if (idle && (c->main || c->slab || c->partial)) {
 			objs += sheaf_thread_objects(c);
@@ -239,10 +239,10 @@ static void reap_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (unlikely(slub_reap_restored_hook))
 		slub_reap_restored_hook(s);
 	bool last = false;
-	if (unlikely(__atomic_load_n(&s->dying, __ATOMIC_SEQ_CST)))
+	if (unlikely(__atomic_load_n(&slub_of(s)->dying, __ATOMIC_SEQ_CST)))
 		last = retire_cpu_slot(s, c);
 	/* From here @s may be released (freed), unless by us: nothing of it is read after. */
-	atomic_fetch_sub_explicit(&s->reapers, 1, memory_order_seq_cst);
+	atomic_fetch_sub_explicit(&slub_of(s)->reapers, 1, memory_order_seq_cst);
 	if (last)
 		slub_cache_release(s);
 	if (objs)
@@ -298,7 +298,6 @@ void slub_reap_tick(void)
 	slub_reap_thread();
 }
 
-void (*slub_thread_exit_notify)(void);
 
 static void slub_thread_exit(void *arg)
 {
@@ -323,8 +322,7 @@ static void slub_thread_exit(void *arg)
 	slub_this = &slub_thread_none;
 	slub_thread_state = SLUB_THREAD_DEAD;
 	munmap(h, sizeof(*h));
-	if (slub_thread_exit_notify)
-		slub_thread_exit_notify();
+	slab_thread_exited();
 }
 
 /* As pcp_init(): with no pthread key left, only thread exit loses its flush. */
@@ -382,7 +380,7 @@ void slub_fork_child(void)
 					continue;
 				struct kmem_cache *s = (struct kmem_cache *)(v & ~SLOT_REAPING);
 				__atomic_store_n(&c->cache, s, __ATOMIC_RELAXED);
-				atomic_fetch_sub_explicit(&s->reapers, 1, memory_order_relaxed);
+				atomic_fetch_sub_explicit(&slub_of(s)->reapers, 1, memory_order_relaxed);
 			}
 	}
 	INIT_LIST_HEAD(&slub_threads);

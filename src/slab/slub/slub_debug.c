@@ -32,7 +32,7 @@
 
 #include "core/printk.h"
 #include "platform/os.h"
-#include "slab/slub_internal.h"
+#include "slab/slub/slub_internal.h"
 
 /*
  * Give up on a slab whose freelist is corrupt (the kernel's "Marking all
@@ -428,7 +428,7 @@ static void *take_one(struct kmem_cache *s, struct slab *slab)
 void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, unsigned long caller,
 		   unsigned int orig_size)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	struct slab *slab;
 	void *obj, *freelist;
 
@@ -514,7 +514,7 @@ static bool on_freelist(struct kmem_cache *s, struct slab *slab, uint64_t st, co
 void free_single(struct kmem_cache *s, struct slab *slab, void *x, struct kmem_cache_cpu *c,
 		 unsigned long caller)
 {
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 
 	kmem_lock(&n->list_lock);
 	uint64_t st = slab_state(slab);
@@ -571,7 +571,7 @@ unsigned long list_slab_objects(struct kmem_cache *s, unsigned int max)
 {
 	enum { MAP_BITS = 4096 };
 	unsigned long map[MAP_BITS / (8 * sizeof(unsigned long))];
-	struct kmem_cache_node *n = &s->node;
+	struct kmem_cache_node *n = &slub_of(s)->node;
 	unsigned long shown = 0;
 	struct slab *slab;
 

@@ -9,7 +9,7 @@
 #ifndef KMEM_SLUB_INTERNAL_H
 #define KMEM_SLUB_INTERNAL_H
 
-#include "slab/slub.h"
+#include "slab/slub/slub.h"
 
 /* Every live thread's slots (slub_thread.c), for flushes, destroy and introspection (slub_info.c). */
 struct slub_thread_node {
@@ -97,17 +97,17 @@ static inline struct kmem_cache_cpu *this_cpu_slot(struct kmem_cache *s)
  */
 static inline unsigned long tun_min_partial(const struct kmem_cache *s)
 {
-	return __atomic_load_n(&s->min_partial, __ATOMIC_RELAXED);
+	return __atomic_load_n(&slub_of(s)->min_partial, __ATOMIC_RELAXED);
 }
 
 static inline unsigned int tun_cpu_partial_slabs(const struct kmem_cache *s)
 {
-	return __atomic_load_n(&s->cpu_partial_slabs, __ATOMIC_RELAXED);
+	return __atomic_load_n(&slub_of(s)->cpu_partial_slabs, __ATOMIC_RELAXED);
 }
 
 static inline unsigned int tun_min_free_watermark(const struct kmem_cache *s)
 {
-	return __atomic_load_n(&s->min_free_watermark, __ATOMIC_RELAXED);
+	return __atomic_load_n(&slub_of(s)->min_free_watermark, __ATOMIC_RELAXED);
 }
 
 /*
@@ -164,7 +164,7 @@ void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail);
 
 /*
  * Pages for a new slab, with the kernel's order fallback; the slab is not
- * set up yet.  @whole: for a bulk that takes all of slabs of @s->oo.
+ * set up yet.  @whole: for a bulk that takes all of slabs of @slub_of(s)->oo.
  */
 struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, bool whole,
 			   unsigned int *objects);
@@ -205,8 +205,8 @@ long slub_release_sweep(struct kmem_cache *s);
  */
 static inline bool release_due(const struct kmem_cache *s, unsigned int old, unsigned int inuse)
 {
-	return __atomic_load_n(&s->release_on_free, __ATOMIC_RELAXED) && inuse &&
-	       (old ^ inuse) > inuse && inuse < (2u << oo_order(s->oo));
+	return __atomic_load_n(&slub_of(s)->release_on_free, __ATOMIC_RELAXED) && inuse &&
+	       (old ^ inuse) > inuse && inuse < (2u << oo_order(slub_of(s)->oo));
 }
 
 #endif /* KMEM_SLUB_INTERNAL_H */
