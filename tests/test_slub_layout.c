@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slab/slab_layout.h"
+#include "slab/slub/slub_layout.h"
 
 #include "lib/kernel_data.h"
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "slab/slab.h"
+#include "slab/slub/slub_layout.h"
 
 #define KMEM_MAX_CACHES		2048	/* per-thread slots: caches alive at once (indices are reused) */
 

@@ -25,7 +25,7 @@
  *    node partial slabs; errors are reported on stderr, the write succeeds,
  *    as in the kernel).
  *  - sheaf_capacity follows the newest trees, where every cache that is not
- *    a debug one has sheaves (60/28/20/12/4 by slot size, slab_layout.h); 6.18
+ *    a debug one has sheaves (60/28/20/12/4 by slot size, slub_layout.h); 6.18
  *    shows it non-zero only for caches that asked for sheaves.  Boot with
  *    slub_sheaves=0 for 6.18's values (0 here, as there for most caches).
  * slab_thrash_ratio (SLUB slab_thrash_ratio, Rientjes 2009) is a percentage of objs_per_slab, stored as
