@@ -51,8 +51,13 @@ struct kmem_cache {
 	char name[KMEM_CACHE_NAME_MAX];
 	struct list_head list;		/* slab_caches */
 
-	/* The back-end's part. */
-	unsigned char priv[] __attribute__((aligned(64)));
+	/*
+	 * The back-end's part.  Word-aligned, not cache-line: list_for_each_entry()
+	 * forms a struct kmem_cache pointer from the list's static head, which a
+	 * larger alignment would make misaligned (UBSan).  The chunks the core
+	 * allocates caches in are 64-byte aligned all the same.
+	 */
+	unsigned char priv[] __attribute__((aligned(sizeof(long))));
 };
 
 static inline void *kmem_cache_priv(struct kmem_cache *s)
