@@ -391,8 +391,8 @@ static int usage(void)
 /* Live bytes after op i, for each i (--live-out), and at sample points. */
 static uint64_t *live_curve(const struct trace *t)
 {
-	uint64_t *live = malloc((t->nr_ops + 1) * sizeof(*live));
-	uint32_t *size = calloc(t->nr_slots + 1, sizeof(*size));
+	uint64_t *live = big_alloc((t->nr_ops + 1) * sizeof(*live));
+	uint32_t *size = big_alloc((t->nr_slots + 1) * sizeof(*size));
 	uint64_t v = 0;
 
 	if (!live || !size) {
@@ -415,7 +415,7 @@ static uint64_t *live_curve(const struct trace *t)
 		}
 		live[i] = v;
 	}
-	free(size);
+	big_free(size, (t->nr_slots + 1) * sizeof(*size));
 	return live;
 }
 
@@ -570,8 +570,8 @@ int cmd_replay(int argc, char **argv)
 			return 1;
 		}
 	}
-	r.slots = calloc(t.nr_slots + 1, sizeof(void *));
-	r.sizes = calloc(t.nr_slots + 1, sizeof(uint32_t));
+	r.slots = big_alloc((t.nr_slots + 1) * sizeof(void *));
+	r.sizes = big_alloc((t.nr_slots + 1) * sizeof(uint32_t));
 	FILE *cf = curve ? fopen(curve, "w") : NULL;
 	if (!r.slots || !r.sizes || (curve && !cf)) {
 		fprintf(stderr, "%s: %s\n", prog, curve && !cf ? strerror(errno) : "out of memory");
@@ -579,9 +579,12 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (cf)
 		fprintf(cf, "# ops live_kb mem_kb rss_kb kmem_kb unusable9\n");
-	/* Pages of the tool's own arrays are in; only the replay's count. */
-	for (size_t i = 0; i < t.nr_ops; i += 256)
-		((volatile uint8_t *)t.ops)[i * sizeof(struct rop)];
+	/* The tool's own arrays are in before the start: only the replay's
+	 * memory counts. */
+	for (size_t i = 0; i < t.nr_slots + 1; i += 512) {
+		((volatile void **)r.slots)[i] = NULL;
+		((volatile uint32_t *)r.sizes)[i] = 0;
+	}
 	r.statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	int cr = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
 	if (cr >= 0) {
@@ -671,6 +674,6 @@ int cmd_replay(int argc, char **argv)
 	       label, t.nr_ops, ns_op, (unsigned long long)(live_peak >> 10),
 	       (unsigned long long)(live[t.nr_ops - 1] >> 10), mem_peak, mem_end, hwm, rss,
 	       kmem_peak, held, unus_n ? unus_sum / unus_n : -1.0, unus);
-	free(live);
+	big_free(live, (t.nr_ops + 1) * sizeof(*live));
 	return 0;
 }

@@ -33,8 +33,8 @@ struct trace_cache {
 
 struct trace {
 	enum trace_kind kind;
-	struct rop *ops;
-	size_t nr_ops;
+	struct rop *ops;	/* big_alloc'd, ops_bytes long */
+	size_t nr_ops, ops_bytes;
 	uint32_t nr_slots;		/* the most blocks live at once */
 	uint32_t *tids;
 	uint16_t nr_threads;
@@ -52,6 +52,15 @@ struct trace {
 	double seconds;			/* first to last op, by the timestamps */
 	char *info;			/* the info chunks' key=value lines */
 };
+
+/*
+ * The tool's big arrays come from mmap, not malloc: the allocator being
+ * replayed must start from nothing, not from memory the loading freed.
+ * big_alloc() memory is zeroed; NULL when out of memory.
+ */
+void *big_alloc(size_t size);
+void *big_realloc(void *p, size_t old_size, size_t new_size);
+void big_free(void *p, size_t size);
 
 /* Load @path; on failure one line on stderr (naming the file) and -1. */
 int trace_load(const char *path, struct trace *t);

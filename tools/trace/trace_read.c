@@ -15,6 +15,26 @@
 
 #include "trace.h"
 
+void *big_alloc(size_t size)
+{
+	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void *big_realloc(void *p, size_t old_size, size_t new_size)
+{
+	if (!p)
+		return big_alloc(new_size);
+	void *n = mremap(p, old_size ? old_size : 1, new_size, MREMAP_MAYMOVE);
+	return n == MAP_FAILED ? NULL : n;
+}
+
+void big_free(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size ? size : 1);
+}
+
 /* ---- address -> slot map: open addressing, linear probing ------------- */
 
 struct amap {
@@ -29,8 +49,8 @@ static int amap_init(struct amap *m, size_t cap)
 
 	while (n < cap * 2)
 		n <<= 1;
-	m->keys = calloc(n, sizeof(*m->keys));
-	m->vals = malloc(n * sizeof(*m->vals));
+	m->keys = big_alloc(n * sizeof(*m->keys));
+	m->vals = big_alloc(n * sizeof(*m->vals));
 	m->mask = n - 1;
 	m->used = 0;
 	return m->keys && m->vals ? 0 : -1;
@@ -72,8 +92,8 @@ static int amap_grow(struct amap *m)
 			n.used++;
 		}
 	}
-	free(m->keys);
-	free(m->vals);
+	big_free(m->keys, (m->mask + 1) * sizeof(*m->keys));
+	big_free(m->vals, (m->mask + 1) * sizeof(*m->vals));
 	*m = n;
 	return 0;
 }
@@ -240,11 +260,12 @@ static int emit(struct builder *b, struct rop r)
 
 	if (t->nr_ops == b->ops_cap) {
 		size_t n = b->ops_cap ? b->ops_cap * 2 : 1 << 16;
-		struct rop *o = realloc(t->ops, n * sizeof(*o));
+		struct rop *o = big_realloc(t->ops, b->ops_cap * sizeof(*o), n * sizeof(*o));
 		if (!o)
 			return bad("out of memory loading %zu operations", t->nr_ops);
 		t->ops = o;
 		b->ops_cap = n;
+		t->ops_bytes = n * sizeof(*o);
 	}
 	t->ops[t->nr_ops++] = r;
 	return 0;
@@ -255,12 +276,12 @@ static uint32_t slot_get(struct builder *b)
 	if (b->nr_free)
 		return b->free_slots[--b->nr_free];
 	if (b->t->nr_slots == b->slots_cap) {
-		size_t n = b->slots_cap ? b->slots_cap * 2 : 1 << 12;
-		b->sop = realloc(b->sop, n);
-		b->saux = realloc(b->saux, n);
-		b->scache = realloc(b->scache, n * sizeof(uint32_t));
-		b->ssize = realloc(b->ssize, n * sizeof(uint32_t));
-		b->free_slots = realloc(b->free_slots, n * sizeof(uint32_t));
+		size_t n = b->slots_cap ? b->slots_cap * 2 : 1 << 12, o = b->slots_cap;
+		b->sop = big_realloc(b->sop, o, n);
+		b->saux = big_realloc(b->saux, o, n);
+		b->scache = big_realloc(b->scache, o * sizeof(uint32_t), n * sizeof(uint32_t));
+		b->ssize = big_realloc(b->ssize, o * sizeof(uint32_t), n * sizeof(uint32_t));
+		b->free_slots = big_realloc(b->free_slots, o * sizeof(uint32_t), n * sizeof(uint32_t));
 		if (!b->sop || !b->saux || !b->scache || !b->ssize || !b->free_slots)
 			return NO_SLOT;
 		b->slots_cap = n;
@@ -625,13 +646,13 @@ out:
 		free(ts[i].chunks);
 	free(ts);
 	free(heap);
-	free(b.map.keys);
-	free(b.map.vals);
-	free(b.sop);
-	free(b.saux);
-	free(b.scache);
-	free(b.ssize);
-	free(b.free_slots);
+	big_free(b.map.keys, (b.map.mask + 1) * sizeof(*b.map.keys));
+	big_free(b.map.vals, (b.map.mask + 1) * sizeof(*b.map.vals));
+	big_free(b.sop, b.slots_cap);
+	big_free(b.saux, b.slots_cap);
+	big_free(b.scache, b.slots_cap * sizeof(uint32_t));
+	big_free(b.ssize, b.slots_cap * sizeof(uint32_t));
+	big_free(b.free_slots, b.slots_cap * sizeof(uint32_t));
 	munmap((void *)file, file_size);
 	if (err)
 		trace_free(t);
@@ -640,7 +661,7 @@ out:
 
 void trace_free(struct trace *t)
 {
-	free(t->ops);
+	big_free(t->ops, t->ops_bytes);
 	free(t->tids);
 	for (size_t i = 0; i < t->nr_caches; i++)
 		free(t->caches[i].name);
