@@ -316,6 +316,7 @@ int cmd_import_perf(int argc, char **argv)
 		}
 	}
 	free(line);
+	line = NULL;
 	int rerr = ferror(f);
 	int st = f == stdin ? 0 : xz ? pclose(f) : fclose(f);
 	f = NULL;
@@ -372,6 +373,11 @@ int cmd_import_perf(int argc, char **argv)
 	free(names.by_id);
 	return 0;
 fail:
+	for (size_t i = 0; names.name && i <= names.mask; i++)
+		free(names.name[i]);
+	free(names.name);
+	free(names.id);
+	free(names.by_id);
 	if (f && f != stdin)
 		xz ? pclose(f) : fclose(f);
 	free(line);

@@ -57,9 +57,9 @@ int cmd_info(int argc, char **argv)
 	for (int i = 1; i < OP_NR; i++)
 		if (count[i])
 			printf("  %-16s %zu\n", op_names[i], count[i]);
-	printf("  live at the peak %llu KiB, at the end %llu KiB in %zu blocks; %u slots\n",
-	       (unsigned long long)(t.live_peak >> 10), (unsigned long long)(t.live_end >> 10),
-	       t.nr_live_end, t.nr_slots);
+	printf("  live bytes at the peak %llu, at the end %llu in %zu blocks; %u slots\n",
+	       (unsigned long long)t.live_peak, (unsigned long long)t.live_end, t.nr_live_end,
+	       t.nr_slots);
 	printf("  frees of blocks from before the trace: %zu; addresses given again while live: %zu;"
 	       " failed allocations: %zu\n", t.nr_unknown_frees, t.nr_implicit_frees, t.nr_failed);
 	if (t.nr_caches)

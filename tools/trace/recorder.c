@@ -362,6 +362,7 @@ __attribute__((destructor)) static void rec_fini(void)
 	busy--;
 }
 
+/* Before an exec or an _exit: every buffer out. */
 static void flush_before_exec(void)
 {
 	busy++;
@@ -527,4 +528,16 @@ EXPORT int execvp(const char *file, char *const argv[])
 {
 	extern char **environ;
 	return execvpe(file, argv, environ);
+}
+
+/* _exit() skips the destructors (a fork's child often ends with it). */
+EXPORT void _exit(int status)
+{
+	static void (*real_exit)(int);
+
+	flush_before_exec();
+	if (!real_exit)
+		real_exit = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	real_exit(status);
+	__builtin_unreachable();
 }

@@ -675,5 +675,10 @@ int cmd_replay(int argc, char **argv)
 	       (unsigned long long)(live[t.nr_ops - 1] >> 10), mem_peak, mem_end, hwm, rss,
 	       kmem_peak, held, unus_n ? unus_sum / unus_n : -1.0, unus);
 	big_free(live, (t.nr_ops + 1) * sizeof(*live));
+	big_free(r.slots, (t.nr_slots + 1) * sizeof(void *));
+	big_free(r.sizes, (t.nr_slots + 1) * sizeof(uint32_t));
+	free(r.caches);
+	close(r.statm);
+	trace_free(&t);
 	return 0;
 }
