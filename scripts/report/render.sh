@@ -523,6 +523,12 @@ fi
 	fi
 	echo
 
+	# The traces section (scripts/report/traces.sh writes it whole).
+	if [ -s "$raw/traces.md" ]; then
+		cat "$raw/traces.md"
+		echo
+	fi
+
 	echo "## Files"
 	echo
 	echo "- \`raw/machine.txt\` — machine, versions, load, rounds; \`raw/timings.txt\` — seconds per step"

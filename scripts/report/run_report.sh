@@ -28,6 +28,7 @@
 #     REPORT_STATS_BUILD_DIR=dir  where kmem is built with KMEM_SLUB_STATS (default build-stats)
 #     REPORT_WORKLOADS="hot larson ..."   a subset of the peers workloads
 #     REPORT_SKIP_BENCHES=1  skip steps 1 and 2 (peers only; REPORT_SKIP_SEEDS=1 too)
+#     REPORT_SKIP_TRACES=1 skip the traces (scripts/report/traces.sh, before step 4)
 #     REPORT_KMEM_RUN_CMDLINE="mem=64M ..."   kmem-run's boot command line
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -268,6 +269,15 @@ else
 		timeout 60 "$bin/bench_rss_floor" "$wl" -x "$scale" >>"$raw/rss_floor.txt" 2>>"$raw/rss_floor.err" ||
 			echo "bench_rss_floor $wl failed (exit $?)" >>"$notes"
 	done
+fi
+
+# ---- traces: kmem-trace on recorded programs and the kernel's own traffic --
+if [ -z "${REPORT_SKIP_TRACES:-}" ]; then
+	log "traces: kmem-trace record, import-perf, compare (scripts/report/traces.sh)"
+	t0=$(date +%s)
+	bash scripts/report/traces.sh "$out" "$build" >"$raw/traces.log" 2>&1 ||
+		echo "traces failed (see raw/traces.log)" >>"$notes"
+	echo "traces seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
 fi
 
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw/machine.txt"
