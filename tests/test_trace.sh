@@ -178,7 +178,7 @@ printf 'hello\n' >"$T/text.trace"
 head -n 50 "$DATA/kernel-slab-sample.perf.txt" | sed 's/ kmem:/ sched:/' >"$T/nokmem.txt"
 for f in truncated truncated2 truncated3 corrupt version text empty; do
 	case $f in
-	truncated*) pat=truncated ;;
+	truncated*) pat='truncated trace' ;;
 	corrupt) pat='corrupt trace' ;;
 	version) pat='version 9; this kmem-trace reads version 1' ;;
 	*) pat='not a kmem-trace file' ;;
@@ -186,7 +186,7 @@ for f in truncated truncated2 truncated3 corrupt version text empty; do
 	bad "replay of a $f trace" "$pat" "$K" replay "$T/$f.trace" --on slub
 done
 bad "info of a corrupt trace" 'corrupt trace' "$K" info "$T/corrupt.trace"
-bad "compare of a truncated trace" truncated "$K" compare "$T/truncated.trace" --on slub,glibc
+bad "compare of a truncated trace" "truncated trace" "$K" compare "$T/truncated.trace" --on slub,glibc
 bad "replay of a missing file" 'No such file' "$K" replay "$T/nothere.trace" --on glibc
 bad "import-perf of text without kmem events" 'no kmem events' "$K" import-perf "$T/nokmem.txt" -o "$T/x.trace"
 bad "import-perf of a missing file" 'No such file' "$K" import-perf "$T/nothere.txt" -o "$T/x.trace"

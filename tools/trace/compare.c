@@ -113,7 +113,7 @@ static void run_one(struct row *r, const char *trace, const char *tmpdir, int id
 	if (!strncmp(m, prog, strlen(prog)) && m[strlen(prog)] == ':')
 		m += strlen(prog) + 2;
 	if (*m)
-		snprintf(r->why, sizeof(r->why), "%s", m);
+		snprintf(r->why, sizeof(r->why), "%.250s", m);
 	else if (WIFSIGNALED(st))
 		snprintf(r->why, sizeof(r->why), "killed by signal %d", WTERMSIG(st));
 	else
@@ -163,19 +163,22 @@ int cmd_compare(int argc, char **argv)
 		char cmd[2048];
 		if (nr == 64) {
 			fprintf(stderr, "%s: at most 64 allocators\n", prog);
+			free(list);
 			return 2;
 		}
-		if (setting_parse(s, &t, cmd, sizeof(cmd)))
+		if (setting_parse(s, &t, cmd, sizeof(cmd))) {
+			free(list);
 			return 2;
+		}
 		memset(&rows[nr], 0, sizeof(rows[nr]));
 		rows[nr++].label = s;
 	}
-	if (!nr)
-		return usage();
 	/* The trace itself: one load here says what is wrong with it, once. */
 	struct trace tr;
-	if (trace_load(trace, &tr))
-		return 1;
+	if (!nr || trace_load(trace, &tr)) {
+		free(list);
+		return nr ? 1 : usage();
+	}
 	bool kernel = tr.kind == TRACE_KIND_KERNEL;
 	size_t nops = tr.nr_ops;
 	trace_free(&tr);
@@ -183,6 +186,7 @@ int cmd_compare(int argc, char **argv)
 	char tmpdir[] = "/tmp/kmem-trace.XXXXXX";
 	if (!mkdtemp(tmpdir)) {
 		fprintf(stderr, "%s: mkdtemp: %s\n", prog, strerror(errno));
+		free(list);
 		return 1;
 	}
 	int good = 0;

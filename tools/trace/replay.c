@@ -342,6 +342,34 @@ static bool run_threads(struct replay *r)
 	return ok;
 }
 
+/* Free what ops [0, n) left live. */
+static void free_live(struct replay *r, size_t n)
+{
+	const struct trace *t = r->t;
+	uint8_t *is_live = big_alloc(t->nr_slots + 1);
+
+	if (!is_live)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct rop *o = &t->ops[i];
+		switch (o->op) {
+		case OP_FREE: case OP_KFREE: case OP_KC_FREE: case OP_PG_FREE:
+			is_live[o->slot] = 0;
+			break;
+		case OP_REALLOC:
+			if (o->old != NO_SLOT)
+				is_live[o->old] = 0;
+			__attribute__((fallthrough));
+		default:
+			is_live[o->slot] = 1;
+		}
+	}
+	for (uint32_t s = 0; s < t->nr_slots; s++)
+		if (is_live[s])
+			free(r->slots[s]);
+	big_free(is_live, t->nr_slots + 1);
+}
+
 /* ---- kmem: does it boot with this command line? --------------------------- */
 
 /* In a child, so that a failed boot leaves nothing behind; kmem's own
@@ -534,12 +562,16 @@ int cmd_replay(int argc, char **argv)
 	struct trace t;
 	if (trace_load(path, &t))
 		return 1;
-	struct replay r = { .t = &t, .tgt = tgt, .label = label };
+	struct replay r = { .t = &t, .tgt = tgt, .label = label, .statm = -1 };
+	uint64_t *live = NULL;
+	FILE *cf = NULL;
+	int rc = 1;
+	bool ok = true;
 	r.native = tgt->kind == TGT_KMEM && t.kind == TRACE_KIND_KERNEL;
 	if (r.native) {
 		if (kmem_init(cmdline)) {
 			fprintf(stderr, "%s: %s: kmem does not boot with \"%s\"\n", prog, label, cmdline);
-			return 1;
+			goto done;
 		}
 		r.kread = kmem_read;
 		r.caches = calloc(t.nr_caches + 1, sizeof(*r.caches));
@@ -556,26 +588,26 @@ int cmd_replay(int argc, char **argv)
 	} else if (tgt->kind == TGT_KMEM) {
 		r.kread = (kread_fn)dlsym(RTLD_DEFAULT, "kmem_read");
 	}
-	uint64_t *live = live_curve(&t);
+	live = live_curve(&t);
 	if (live_out) {
 		FILE *f = fopen(live_out, "w");
 		if (!f) {
 			fprintf(stderr, "%s: %s: %s\n", prog, live_out, strerror(errno));
-			return 1;
+			goto done;
 		}
 		for (size_t i = 0; i < t.nr_ops; i++)
 			fprintf(f, "%llu\n", (unsigned long long)live[i]);
 		if (fclose(f)) {
 			fprintf(stderr, "%s: %s: write error\n", prog, live_out);
-			return 1;
+			goto done;
 		}
 	}
 	r.slots = big_alloc((t.nr_slots + 1) * sizeof(void *));
 	r.sizes = big_alloc((t.nr_slots + 1) * sizeof(uint32_t));
-	FILE *cf = curve ? fopen(curve, "w") : NULL;
+	cf = curve ? fopen(curve, "w") : NULL;
 	if (!r.slots || !r.sizes || (curve && !cf)) {
 		fprintf(stderr, "%s: %s\n", prog, curve && !cf ? strerror(errno) : "out of memory");
-		return 1;
+		goto done;
 	}
 	if (cf)
 		fprintf(cf, "# ops live_kb mem_kb rss_kb kmem_kb unusable9\n");
@@ -602,7 +634,6 @@ int cmd_replay(int argc, char **argv)
 	long mem_peak = 0, kmem_peak = 0, held = 0, slab = 0, rss = 0;
 	double unus = -1, unus_sum = 0, unus_max = -1;
 	int unus_n = 0;
-	bool ok = true;
 	if (threads && t.nr_threads > 1) {
 		t0 = wall();
 		ok = run_threads(&r);
@@ -639,7 +670,8 @@ int cmd_replay(int argc, char **argv)
 			prog, label, r.oom_at, t.nr_ops,
 			o->op == OP_PG_ALLOC ? "a page block" : o->op == OP_KC_ALLOC ? "a cache object" : "an allocation",
 			o->size, (unsigned long long)(r.oom_at > 1 ? live[r.oom_at - 2] >> 10 : 0));
-		return 3;
+		rc = 3;
+		goto done;
 	}
 	rss = rss_kb(&r) - r.baseline_kb;
 	kmem_sample(&r, &held, &slab, &unus);
@@ -648,9 +680,11 @@ int cmd_replay(int argc, char **argv)
 		mem_peak = hwm;
 	long mem_end = r.native ? held : rss;
 	if (cf && fclose(cf)) {
+		cf = NULL;
 		fprintf(stderr, "%s: %s: write error\n", prog, curve);
-		return 1;
+		goto done;
 	}
+	cf = NULL;
 	uint64_t live_peak = 0;
 	for (size_t i = 0; i < t.nr_ops; i++)
 		if (live[i] > live_peak)
@@ -674,11 +708,21 @@ int cmd_replay(int argc, char **argv)
 	       label, t.nr_ops, ns_op, (unsigned long long)(live_peak >> 10),
 	       (unsigned long long)(live[t.nr_ops - 1] >> 10), mem_peak, mem_end, hwm, rss,
 	       kmem_peak, held, unus_n ? unus_sum / unus_n : -1.0, unus);
-	big_free(live, (t.nr_ops + 1) * sizeof(*live));
+	rc = 0;
+done:
+	/* The blocks still live go back (after the measures): the allocator
+	 * ends clean, as a program's exit would leave it. */
+	if (r.slots && !r.native)
+		free_live(&r, ok ? t.nr_ops : r.oom_at - 1);
+	if (cf)
+		fclose(cf);
+	if (live)
+		big_free(live, (t.nr_ops + 1) * sizeof(*live));
 	big_free(r.slots, (t.nr_slots + 1) * sizeof(void *));
 	big_free(r.sizes, (t.nr_slots + 1) * sizeof(uint32_t));
 	free(r.caches);
-	close(r.statm);
+	if (r.statm >= 0)
+		close(r.statm);
 	trace_free(&t);
-	return 0;
+	return rc;
 }

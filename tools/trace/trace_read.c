@@ -473,7 +473,8 @@ static int load(struct trace *t, struct tstream **streams_out, size_t *nr_out)
 	uint64_t first_ns = UINT64_MAX, last_ns = 0;
 
 	if (file_size < TRACE_HEADER_SIZE || memcmp(file, TRACE_MAGIC, 8))
-		return bad(file_size < TRACE_HEADER_SIZE && !memcmp(file, TRACE_MAGIC, file_size)
+		return bad(file_size < TRACE_HEADER_SIZE &&
+			   !memcmp(file, TRACE_MAGIC, file_size < 8 ? file_size : 8)
 			   ? "truncated trace (no whole header)" : "not a kmem-trace file");
 	memcpy(&version, file + 8, 4);
 	memcpy(&kind, file + 12, 4);
