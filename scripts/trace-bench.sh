@@ -111,13 +111,15 @@ page=$shared/devbox-6.18-page.perf.txt.xz
 "$K" import-perf "$slab" -o "$T/slab.trace" >/dev/null
 "$K" import-perf "$page" -o "$T/page.trace" >/dev/null
 for tr in slab page; do
-	for ((r = 1; r <= rounds; r++)); do
-		"$K" replay "$T/$tr.trace" --on slub | sed -n 's/.* ops=\([0-9]*\) ns_op=\([0-9.]*\).*/\1 \2/p'
-	done >"$T/speed.$tr"
-	ns=$(awk '{ print $2 }' "$T/speed.$tr" | median)
-	printf '%-26s %d ops (%s), %.1f ns/op, %.1f M ops/s (median of %d)\n' "$tr trace on slub" \
-		"$(head -n 1 "$T/speed.$tr" | cut -d' ' -f1)" "$(basename "$(eval echo "\$$tr")")" "$ns" \
-		"$(echo "1000 / $ns" | bc -l)" "$rounds"
+	for touch in "" --no-touch; do
+		for ((r = 1; r <= rounds; r++)); do
+			"$K" replay "$T/$tr.trace" --on slub $touch | sed -n 's/.* ops=\([0-9]*\) ns_op=\([0-9.]*\).*/\1 \2/p'
+		done >"$T/speed.$tr"
+		ns=$(awk '{ print $2 }' "$T/speed.$tr" | median)
+		printf '%-26s %d ops (%s), %.1f ns/op, %.1f M ops/s (median of %d)\n' "$tr trace on slub $touch" \
+			"$(head -n 1 "$T/speed.$tr" | cut -d' ' -f1)" "$(basename "$(eval echo "\$$tr")")" "$ns" \
+			"$(echo "1000 / $ns" | bc -l)" "$rounds"
+	done
 done
 
 echo

@@ -10,7 +10,8 @@
 #   scripts/report/traces.sh OUT BUILD
 #
 # The kernel captures: ../shared/data/kernel-traces/ when present (3.2 M slab
-# and 1.4 M page events), else the cuts shipped in bench/data/kernel-traces/.
+# and 1.4 M page events), else (or with REPORT_TRACES_CUT=1) the cuts shipped
+# in bench/data/kernel-traces/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -40,10 +41,10 @@ cuts=$root/bench/data/kernel-traces
 slab=$shared/devbox-6.18-slab.perf.txt.xz
 page=$shared/devbox-6.18-page.perf.txt.xz
 src="the whole capture (../shared/data/kernel-traces/)"
-if [ ! -r "$slab" ] || [ ! -r "$page" ]; then
+if [ ! -r "$slab" ] || [ ! -r "$page" ] || [ -n "${REPORT_TRACES_CUT:-}" ]; then
 	slab=$cuts/devbox-6.18-slab.cut.perf.txt.xz
 	page=$cuts/devbox-6.18-page.cut.perf.txt.xz
-	src="the cut shipped in bench/data/kernel-traces/ (../shared is not here)"
+	src="the cuts shipped in bench/data/kernel-traces/"
 fi
 
 # The programs: smaller runs of bench_real_programs' python3 and sqlite3.
@@ -81,7 +82,7 @@ section() {
 	fi
 	{
 		echo '```'
-		grep -v '^plot: ' "$dir/$name.compare.txt"
+		grep -v '^plot: ' "$dir/$name.compare.txt" | sed "s|^$dir/||"
 		echo '```'
 		echo
 		[ -s "$out/trace_$name.png" ] && echo "![$title: memory against operations](trace_$name.png)" && echo

@@ -389,6 +389,8 @@ EXPORT void free(void *p)
 {
 	if (!p || in_boot(p))
 		return;
+	if (__builtin_expect(!real_free, 0))
+		resolve();
 	record(OP_FREE, (uintptr_t)p, 0, 0, SITE);
 	real_free(p);
 }

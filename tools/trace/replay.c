@@ -48,6 +48,7 @@ struct replay {
 	bool native;		/* kmem's API in this process */
 	void **slots;
 	uint32_t *sizes;	/* a block's size: realloc touches only what it adds */
+	bool no_touch;		/* --no-touch: the allocator's own cost alone */
 	struct kmem_cache **caches;
 	kread_fn kread;		/* kmem's, when it is the allocator */
 	int statm;
@@ -135,7 +136,8 @@ static void kmem_sample(struct replay *r, long *held_kb, long *slab_kb, double *
 }
 
 /* A byte in each page of [from, to) of the block, and its first byte. */
-static inline void touch(void *p, size_t from, size_t to)
+#define touch(p, from, to) do { if (!r->no_touch) touch_range(p, from, to); } while (0)
+static inline void touch_range(void *p, size_t from, size_t to)
 {
 	volatile char *c = p;
 
@@ -409,7 +411,7 @@ static int kmem_probe(const char *label, const char *cmdline)
 static int usage(void)
 {
 	fprintf(stderr, "usage: %s replay TRACE --on ALLOCATOR [--cmdline \"KMEM boot parameters\"]\n"
-			"          [--threads] [--curve FILE] [--points N] [--live-out FILE]\n"
+			"          [--threads] [--no-touch] [--curve FILE] [--points N] [--live-out FILE]\n"
 			"  ALLOCATOR: slub, slab, slob, glibc, jemalloc, mimalloc, tcmalloc,\n"
 			"             NAME:PARAMETERS (slub:slub_min_order=1), or a kmem boot parameter\n",
 			prog);
@@ -490,16 +492,17 @@ int cmd_replay(int argc, char **argv)
 		{ "points", required_argument, NULL, 'p' },
 		{ "live-out", required_argument, NULL, 'l' },
 		{ "label", required_argument, NULL, 'L' },
+		{ "no-touch", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *on = NULL, *extra = NULL, *curve = NULL, *live_out = NULL, *label = NULL;
-	bool threads = false;
+	bool threads = false, no_touch = false;
 	long points = 400;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:c:tC:p:l:L:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:c:tC:p:l:L:Th", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': on = optarg; break;
 		case 'c': extra = optarg; break;
@@ -508,6 +511,7 @@ int cmd_replay(int argc, char **argv)
 		case 'p': points = atol(optarg); break;
 		case 'l': live_out = optarg; break;
 		case 'L': label = optarg; break;
+		case 'T': no_touch = true; break;
 		default: return usage();
 		}
 	}
@@ -562,7 +566,7 @@ int cmd_replay(int argc, char **argv)
 	struct trace t;
 	if (trace_load(path, &t))
 		return 1;
-	struct replay r = { .t = &t, .tgt = tgt, .label = label, .statm = -1 };
+	struct replay r = { .t = &t, .tgt = tgt, .label = label, .statm = -1, .no_touch = no_touch };
 	uint64_t *live = NULL;
 	FILE *cf = NULL;
 	int rc = 1;
