@@ -21,7 +21,6 @@ K=$root/build/bin/kmem-trace
 T=$(mktemp -d "${TMPDIR:-/tmp}/kmem-trace-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 shared=$root/../shared/data/kernel-traces
-[ -d "$shared" ] || shared=/work/shared/data/kernel-traces
 cuts=$root/bench/data/kernel-traces
 
 # The workloads of bench_real_programs (bench/real_programs.c).

@@ -36,7 +36,6 @@ fi
 on=slub,slab,slob,glibc,jemalloc,mimalloc,tcmalloc
 pages_on=slub,page_alloc.tail_placement=0,slab,slob,glibc,jemalloc,mimalloc,tcmalloc
 shared=$root/../shared/data/kernel-traces
-[ -d "$shared" ] || shared=/work/shared/data/kernel-traces
 cuts=$root/bench/data/kernel-traces
 slab=$shared/devbox-6.18-slab.perf.txt.xz
 page=$shared/devbox-6.18-page.perf.txt.xz
