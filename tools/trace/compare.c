@@ -251,7 +251,8 @@ int cmd_compare(int argc, char **argv)
 		}
 	if (np && !threads) {
 		char title[512];
-		snprintf(title, sizeof(title), "%s: memory against operations", trace);
+		const char *base = strrchr(trace, '/') ? strrchr(trace, '/') + 1 : trace;
+		snprintf(title, sizeof(title), "%s: memory against operations", base);
 		if (!plot_curves(png, title, "MiB (kmem: pages held; others: RSS)", np, labels, files, 3))
 			printf("plot: %s\n", png);
 		if (unus) {
@@ -263,7 +264,7 @@ int cmd_compare(int argc, char **argv)
 					labels[nk] = rows[i].label;
 					files[nk++] = rows[i].curve;
 				}
-			snprintf(title, sizeof(title), "%s: unusable free space index, order 9", trace);
+			snprintf(title, sizeof(title), "%s: unusable free space index, order 9", base);
 			if (!plot_curves(png2, title, "unusable index (order 9)", nk, labels, files, 6))
 				printf("plot: %s\n", png2);
 		}
