@@ -221,8 +221,10 @@ int cmd_compare(int argc, char **argv)
 		char pk[32], fn[32], ov[32] = "-";
 		mib(pk, sizeof(pk), r->mem_peak);
 		mib(fn, sizeof(fn), r->mem_end);
-		if (r->live_peak > 0)
-			snprintf(ov, sizeof(ov), "%+.0f%%", 100.0 * ((double)r->mem_peak / (double)r->live_peak - 1));
+		if (r->live_peak > 0) {
+			double v = 100.0 * ((double)r->mem_peak / (double)r->live_peak - 1);
+			snprintf(ov, sizeof(ov), "%+.0f%%", v > -0.5 && v < 0.5 ? 0.0 : v);
+		}
 		printf("%-34s %10llu %8.1f %6.2f %10s %6.2f %10s %9s", r->label, r->ops, r->ns_op,
 		       best_ns > 0 ? r->ns_op / best_ns : 0, pk,
 		       best_mem > 0 ? (double)r->mem_peak / (double)best_mem : 0, fn, ov);
