@@ -38,7 +38,7 @@ static void *slab_alloc_failed(struct kmem_cache *s, gfp_t gfp)
 	return NULL;
 }
 
-void *slab_alloc_finish(struct kmem_cache *s, void *x, gfp_t gfp, unsigned long caller)
+void *slab_bk_alloc_finish(struct kmem_cache *s, void *x, gfp_t gfp, unsigned long caller)
 {
 	struct slab_cache *c = SLABC(s);
 
@@ -51,7 +51,7 @@ void *slab_alloc_finish(struct kmem_cache *s, void *x, gfp_t gfp, unsigned long 
 }
 
 /* The whole fast path: a pop from this thread's array. */
-void *slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size)
+void *slab_bk_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size)
 {
 	struct slab_cache *c = SLABC(s);
 	struct array_cache *ac = slab_this->ac[c->cpu_slot];
@@ -68,7 +68,7 @@ void *slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned
 			return slab_alloc_failed(s, gfp);
 	}
 	if (unlikely(c->dbg | (gfp & __GFP_ZERO)))
-		return slab_alloc_finish(s, x, gfp, caller);
+		return slab_bk_alloc_finish(s, x, gfp, caller);
 	return x;
 }
 
@@ -143,7 +143,7 @@ static unsigned int alloc_block(struct kmem_cache *s, struct array_cache *ac, st
 /* maxobjs: the most objects out of the slabs at once; list_lock held. */
 static void note_high_mark(struct slab_cache *c, struct slab_node *n)
 {
-	if (unlikely(slab_stats_on)) {
+	if (unlikely(slab_bk_stats)) {
 		unsigned long out = n->total_slabs * c->num - n->free_objects;
 
 		if (out > atomic_load_explicit(&c->stat[SLAB_STAT_HIGH], memory_order_relaxed))
@@ -194,7 +194,7 @@ void *cache_alloc_refill(struct kmem_cache *s, gfp_t gfp)
 		ac->touched = 1;
 		return ac->entry[--ac->avail];
 	}
-	slab_reap_tick();
+	slab_bk_reap_tick();
 	ac = slab_this->ac[c->cpu_slot];	/* the reap may have resized it */
 	slab_stat(c, SLAB_STAT_ALLOCMISS, 1);
 	batchcount = ac->batchcount;
@@ -253,7 +253,7 @@ done:
 
 /* ---- free ---------------------------------------------------------------- */
 
-bool slab_free_checks(struct kmem_cache *s, struct page **headp, void *x, const char *func)
+bool slab_bk_free_checks(struct kmem_cache *s, struct page **headp, void *x, const char *func)
 {
 	struct page *head = *headp;
 
@@ -308,7 +308,7 @@ static void cache_free_slow(struct kmem_cache *s, void *x)
 	if (ac->avail >= ac->limit) {
 		slab_stat(c, SLAB_STAT_FREEMISS, 1);
 		cache_flusharray(s, ac);
-		slab_reap_tick();
+		slab_bk_reap_tick();
 		ac = slab_this->ac[c->cpu_slot];
 	} else {
 		slab_stat(c, SLAB_STAT_FREEHIT, 1);
@@ -318,16 +318,16 @@ static void cache_free_slow(struct kmem_cache *s, void *x)
 	ac->entry[ac->avail++] = x;
 }
 
-void slab_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
+void slab_bk_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
 {
 	struct slab_cache *c = SLABC(s);
 
-	if (unlikely(!slab_free_checks(s, &head, x, "kmem_cache_free")))
+	if (unlikely(!slab_bk_free_checks(s, &head, x, "kmem_cache_free")))
 		return;
 	struct array_cache *ac = slab_this->ac[c->cpu_slot];
 	if (likely(ac != NULL)) {
 		if (unlikely(ac->avail && ac->entry[ac->avail - 1] == x)) {
-			report_double_free(s, x);
+			slab_bk_double_free(s, x);
 			return;
 		}
 	}
@@ -341,7 +341,7 @@ void slab_free(struct kmem_cache *s, struct page *head, void *x, unsigned long c
 	cache_free_slow(s, x);
 }
 
-void slab_kfree(struct page *head, void *x, unsigned long caller)
+void slab_bk_kfree(struct page *head, void *x, unsigned long caller)
 {
 	struct kmem_cache *s = page_slab_cache(head);
 
@@ -349,7 +349,7 @@ void slab_kfree(struct page *head, void *x, unsigned long caller)
 		slab_report_bad_free("kfree", x, "not allocated by kmalloc; not freed");
 		return;
 	}
-	slab_free(s, head, x, caller);
+	slab_bk_free(s, head, x, caller);
 }
 
 /* cache_flusharray(): the oldest batchcount entries to the shared array, or to their slabs. */

@@ -9,7 +9,7 @@
 #if __has_include("slab/backend.h")	/* the back-end contract */
 #include "slab/slab/slab_priv.h"
 
-int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p)
+int slab_bk_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p)
 {
 	struct slab_cache *c = SLABC(s);
 	struct array_cache *ac = slab_this->ac[c->cpu_slot];
@@ -33,17 +33,17 @@ int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p)
 	/* The post-alloc hooks, outside the loop (the kernel's, outside its IRQ-off section). */
 	if (unlikely(c->dbg | (gfp & __GFP_ZERO)))
 		for (size_t j = 0; j < i; j++)
-			slab_alloc_finish(s, p[j], gfp, (unsigned long)__builtin_return_address(0));
+			slab_bk_alloc_finish(s, p[j], gfp, (unsigned long)__builtin_return_address(0));
 	if (likely(i == n))
 		return (int)n;
 	if (!(gfp & __GFP_NOWARN))
 		pr_warn("SLAB: kmem_cache_alloc_bulk(%s, %zu): no memory after %zu objects; none kept\n",
 			s->name, n, i);
-	slab_free_bulk(s, i, p);
+	slab_bk_free_bulk(s, i, p);
 	return 0;
 }
 
-void slab_free_bulk(struct kmem_cache *s, size_t n, void **p)
+void slab_bk_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
 	if (!s) {
 		/* kfree_bulk(): each object's cache from its page (the core took what is not a slab's). */
@@ -57,7 +57,7 @@ void slab_free_bulk(struct kmem_cache *s, size_t n, void **p)
 				slab_report_bad_free("kfree_bulk", p[i], "not an object of any cache; not freed");
 				continue;
 			}
-			slab_kfree(head, p[i], (unsigned long)__builtin_return_address(0));
+			slab_bk_kfree(head, p[i], (unsigned long)__builtin_return_address(0));
 		}
 		return;
 	}
@@ -70,7 +70,7 @@ void slab_free_bulk(struct kmem_cache *s, size_t n, void **p)
 
 		if (!x)
 			continue;
-		if (unlikely(!slab_free_checks(s, &head, x, "kmem_cache_free_bulk")))
+		if (unlikely(!slab_bk_free_checks(s, &head, x, "kmem_cache_free_bulk")))
 			continue;
 		if (likely(ac != NULL) && !unlikely(c->dbg) && likely(ac->avail < ac->limit) &&
 		    likely(!ac->avail || ac->entry[ac->avail - 1] != x)) {
@@ -79,7 +79,7 @@ void slab_free_bulk(struct kmem_cache *s, size_t n, void **p)
 			continue;
 		}
 		/* The per-object path for the rest: a flush, a double free, debug checks. */
-		slab_free(s, head, x, (unsigned long)__builtin_return_address(0));
+		slab_bk_free(s, head, x, (unsigned long)__builtin_return_address(0));
 		ac = slab_this->ac[c->cpu_slot];
 	}
 }

@@ -11,9 +11,9 @@
 
 /* ---- boot parameters ------------------------------------------------------ */
 
-enum slab_layout_rules slab_layout = SLAB_LAYOUT_FINAL;
-unsigned int slab_freelist_idx;		/* 0: the layout's */
-bool slab_stats_on;
+enum slab_layout_rules slab_bk_layout = SLAB_LAYOUT_FINAL;
+unsigned int slab_bk_freelist_idx;		/* 0: the layout's */
+bool slab_bk_stats;
 static int slab_max_order_param = -1;	/* -1: the kernel's default, by memory size */
 static unsigned int slab_max_order_eff;
 
@@ -22,13 +22,13 @@ static int set_layout(const char *val, const struct kernel_param *kp)
 	for (int i = 0; val && i < NR_SLAB_LAYOUTS; i++)
 		if (!strcmp(val, slab_layout_names[i])) {
 			if (kp)
-				slab_layout = (enum slab_layout_rules)i;
+				slab_bk_layout = (enum slab_layout_rules)i;
 			return 0;
 		}
 	pr_err("slab.layout=%s: expected final, 2013, 2013-prev or 2013-before\n", val ? val : "");
 	return -EINVAL;
 }
-kmem_param_cb("slab.layout", set_layout, slab_layout,
+kmem_param_cb("slab.layout", set_layout, slab_bk_layout,
 	      "SLAB's slab layout rules: final (default), 2013, 2013-prev, 2013-before");
 
 static int set_freelist_idx(const char *val, const struct kernel_param *kp)
@@ -41,13 +41,13 @@ static int set_freelist_idx(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	if (kp)
-		slab_freelist_idx = (unsigned int)v;
+		slab_bk_freelist_idx = (unsigned int)v;
 	return 0;
 }
-kmem_param_cb("slab.freelist_idx", set_freelist_idx, slab_freelist_idx,
+kmem_param_cb("slab.freelist_idx", set_freelist_idx, slab_bk_freelist_idx,
 	      "SLAB: bytes per freelist index (1, 2, 4; 0: the layout's)");
 
-kmem_param("slab.stats", slab_stats_on, bool,
+kmem_param("slab.stats", slab_bk_stats, bool,
 	   "SLAB statistics in /proc/slabinfo (the kernel's CONFIG_DEBUG_SLAB globalstat/cpustat)");
 kmem_param("slab.max_order", slab_max_order_param, int,
 	   "SLAB's slab_max_order (default 0, or 1 with more than 32 MiB of memory)");
@@ -80,7 +80,7 @@ static int geometry_of(unsigned int size, unsigned int align, slab_flags_t flags
 {
 	struct slab_geometry_in in = {
 		.object_size = size, .align = align, .flags = flags, .has_ctor = ctor,
-		.rules = slab_layout, .idx_size = slab_freelist_idx,
+		.rules = slab_bk_layout, .idx_size = slab_bk_freelist_idx,
 		.max_order = order_cap > slab_max_order_eff ? order_cap : slab_max_order_eff,
 		.freelist_cache = live_freelist_cache, .arg = fcache,
 	};
@@ -111,7 +111,7 @@ static int slab_cache_create(struct kmem_cache *s)
 	c->colour = g.colour;
 	c->colour_off = g.colour_off;
 	c->freelist_size = g.freelist_size;
-	c->mgmt_hdr = (slab_layout == SLAB_LAYOUT_2013_BEFORE) ? SLAB_OLD_HEADER_SIZE : 0;
+	c->mgmt_hdr = (slab_bk_layout == SLAB_LAYOUT_2013_BEFORE) ? SLAB_OLD_HEADER_SIZE : 0;
 	c->obj_offset = g.obj_offset;
 	c->obj_size_used = (s->object_size + 7) & ~7u;
 	c->idx_size = g.idx_size;
@@ -183,11 +183,11 @@ static int drain_node(struct kmem_cache *s)
 
 static int slab_cache_shrink(struct kmem_cache *s)
 {
-	slab_flush_this_thread(s);
+	slab_bk_flush_this_thread(s);
 	return drain_node(s);
 }
 
-void report_leaked_objects(struct kmem_cache *s, unsigned long active)
+void slab_bk_report_leaks(struct kmem_cache *s, unsigned long active)
 {
 	struct slab_cache *c = SLABC(s);
 	struct slab_node *n = &c->node;
@@ -229,7 +229,7 @@ static void slab_cache_destroy(struct kmem_cache *s)
 		kmem_lock(&n->list_lock);
 		unsigned long active = n->total_slabs * c->num - n->free_objects;
 		kmem_unlock(&n->list_lock);
-		report_leaked_objects(s, active);
+		slab_bk_report_leaks(s, active);
 		/*
 		 * Kept, with its slot: its objects may still be freed (straight
 		 * to their slabs, the cache being dying), and a new cache in
@@ -253,9 +253,9 @@ static int slab_init(void)
 	else	/* SLAB_MAX_ORDER_HI on machines with more than 32 MiB */
 		slab_max_order_eff = mm_model.spanned_pages > (32UL << 20) >> PAGE_SHIFT ? 1 : 0;
 	/* The statistics columns only when counted (the kernel's CONFIG_DEBUG_SLAB). */
-	if (!slab_stats_on)
+	if (!slab_bk_stats)
 		slab_ops.slabinfo_show_stats = NULL;
-	return slab_thread_init();
+	return slab_bk_thread_init();
 }
 
 const struct slab_backend slab_backend = {
@@ -267,20 +267,20 @@ const struct slab_backend slab_backend = {
 	.probe_slab = slab_probe_slab,
 	.cache_destroy = slab_cache_destroy,
 	.cache_shrink = slab_cache_shrink,
-	.alloc = slab_alloc,
-	.free = slab_free,
-	.alloc_bulk = slab_alloc_bulk,
-	.free_bulk = slab_free_bulk,
-	.kfree = slab_kfree,
-	.obj_info = slab_obj_info,
-	.get_slabinfo = slab_get_slabinfo,
-	.slabinfo_show_stats = slab_slabinfo_show_stats,
-	.slabinfo_write = slab_slabinfo_write,
-	.validate = slab_validate,
-	.flush_thread = slab_flush_thread_op,
-	.fork_prepare = slab_fork_prepare,
-	.fork_parent = slab_fork_parent,
-	.fork_child = slab_fork_child,
+	.alloc = slab_bk_alloc,
+	.free = slab_bk_free,
+	.alloc_bulk = slab_bk_alloc_bulk,
+	.free_bulk = slab_bk_free_bulk,
+	.kfree = slab_bk_kfree,
+	.obj_info = slab_bk_obj_info,
+	.get_slabinfo = slab_bk_get_slabinfo,
+	.slabinfo_show_stats = slab_bk_show_stats,
+	.slabinfo_write = slab_bk_slabinfo_write,
+	.validate = slab_bk_validate,
+	.flush_thread = slab_bk_flush_thread,
+	.fork_prepare = slab_bk_fork_prepare,
+	.fork_parent = slab_bk_fork_parent,
+	.fork_child = slab_bk_fork_child,
 };
 
 #endif

@@ -143,7 +143,7 @@ bool slab_debug_alloc(struct kmem_cache *s, void *slotp, unsigned long caller)
 	return ok;
 }
 
-void report_double_free(struct kmem_cache *s, const void *x)
+void slab_bk_double_free(struct kmem_cache *s, const void *x)
 {
 	kmem_report("BUG %s (Not tainted): Object already free\n"
 		    "INFO: Object %p: double free detected, the free is ignored\n",
@@ -162,7 +162,7 @@ bool slab_debug_free(struct kmem_cache *s, void *slotp, unsigned long caller)
 		if (r1 == RED_INACTIVE && r2 == RED_INACTIVE) {
 			printk("slab error in kmem_cache_free(): cache `%s': double free detected\n", s->name);
 			print_last_user(s, slot);
-			report_double_free(s, slot + c->obj_offset);
+			slab_bk_double_free(s, slot + c->obj_offset);
 			return false;
 		}
 		if (r1 != RED_ACTIVE || r2 != RED_ACTIVE) {
@@ -228,7 +228,7 @@ static long validate_slab(struct kmem_cache *s, struct slab_desc *d, unsigned in
 	return errors;
 }
 
-long slab_validate(struct kmem_cache *s)
+long slab_bk_validate(struct kmem_cache *s)
 {
 	struct slab_cache *c = SLABC(s);
 	struct slab_node *n = &c->node;

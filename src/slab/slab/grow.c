@@ -47,7 +47,7 @@ static bool slab_put_obj(struct kmem_cache *s, struct slab_desc *d, void *x)
 	unsigned int idx = obj_to_index(c, d, (char *)x - c->obj_offset);
 
 	if (unlikely(!d->active) || unlikely(slab_idx_free(c, d, idx))) {
-		report_double_free(s, x);
+		slab_bk_double_free(s, x);
 		return false;
 	}
 	d->active--;
@@ -105,7 +105,7 @@ struct slab_desc *cache_grow(struct kmem_cache *s, gfp_t gfp)
 
 	switch (c->mgmt) {
 	case SLAB_MGMT_OFF_SLAB:
-		freelist = slab_alloc(c->freelist_cache, (gfp & ~__GFP_ZERO) | __GFP_NOWARN, 0, 0);
+		freelist = slab_bk_alloc(c->freelist_cache, (gfp & ~__GFP_ZERO) | __GFP_NOWARN, 0, 0);
 		if (!freelist) {
 			__free_pages(page, c->gfporder);
 			return NULL;
@@ -209,7 +209,7 @@ static void slab_destroy(struct kmem_cache *s, struct slab_desc *d)
 
 	page_clear_flag(page, PG_slab);
 	if (c->mgmt == SLAB_MGMT_OFF_SLAB)
-		slab_free(c->freelist_cache, NULL, (char *)d->freelist - c->mgmt_hdr, 0);
+		slab_bk_free(c->freelist_cache, NULL, (char *)d->freelist - c->mgmt_hdr, 0);
 	__atomic_store_n(&d->cache, NULL, __ATOMIC_RELAXED);
 	d->s_mem = NULL;
 	d->freelist = NULL;
@@ -233,7 +233,7 @@ void slabs_destroy(struct kmem_cache *s, struct list_head *list)
 
 /* ---- lookups ---------------------------------------------------------------------- */
 
-void slab_obj_info(struct page *head, const void *x, struct kmem_obj *o)
+void slab_bk_obj_info(struct page *head, const void *x, struct kmem_obj *o)
 {
 	struct kmem_cache *s = page_slab_cache(head);
 

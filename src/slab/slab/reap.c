@@ -80,7 +80,7 @@ static void cache_reap(struct slab_thread *t, unsigned long long now)
 	kmem_unlock(&slab_mutex);
 }
 
-void slab_reap_tick(void)
+void slab_bk_reap_tick(void)
 {
 	struct slab_thread *t = slab_this;
 

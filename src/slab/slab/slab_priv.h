@@ -17,7 +17,7 @@
  * "Per CPU" is per thread here: a thread's arrays are its own (no lock on
  * its alloc and free), reached from slab_this, a TLS pointer, by the
  * cache's slot number.  Other threads touch them only under
- * slab_threads_lock while the owner cannot be using them (a destroyed
+ * slab_bk_threads_lock while the owner cannot be using them (a destroyed
  * cache's, an exiting thread's).
  */
 #ifndef KMEM_SLAB_SLAB_PRIV_H
@@ -143,7 +143,7 @@ static inline struct slab_cache *SLABC(struct kmem_cache *s)
 
 /* A thread's state: its arrays, by cache slot. */
 struct slab_thread {
-	struct list_head node;		/* slab_threads */
+	struct list_head node;		/* slab_bk_threads */
 	unsigned int slow_events;	/* slow paths since the last reap check */
 	unsigned long long next_reap;	/* ns: this thread's cache_reap */
 	unsigned int nr_arrays;
@@ -152,13 +152,13 @@ struct slab_thread {
 
 extern struct slab_thread slab_thread_none;
 extern __thread struct slab_thread *slab_this __attribute__((tls_model("initial-exec")));
-extern kmem_lock_t slab_threads_lock;
-extern struct list_head slab_threads;
+extern kmem_lock_t slab_bk_threads_lock;
+extern struct list_head slab_bk_threads;
 
 /* Boot parameters. */
-extern enum slab_layout_rules slab_layout;
-extern unsigned int slab_freelist_idx;
-extern bool slab_stats_on;
+extern enum slab_layout_rules slab_bk_layout;
+extern unsigned int slab_bk_freelist_idx;
+extern bool slab_bk_stats;
 
 /* ---- inline helpers ---------------------------------------------------- */
 
@@ -200,20 +200,20 @@ static inline void set_free_obj(struct slab_cache *c, struct slab_desc *d, unsig
 
 static inline void slab_stat(struct slab_cache *c, enum slab_stat_item i, long v)
 {
-	if (unlikely(slab_stats_on))
+	if (unlikely(slab_bk_stats))
 		atomic_fetch_add_explicit(&c->stat[i], (unsigned long)v, memory_order_relaxed);
 }
 
 /* ---- array.c ---------------------------------------------------------- */
-void *slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size);
-void slab_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller);
-void slab_kfree(struct page *head, void *x, unsigned long caller);
+void *slab_bk_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size);
+void slab_bk_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller);
+void slab_bk_kfree(struct page *head, void *x, unsigned long caller);
 void *cache_alloc_refill(struct kmem_cache *s, gfp_t gfp);
 void cache_flusharray(struct kmem_cache *s, struct array_cache *ac);
 /* The checks of a free (foreign, wrong cache, interior pointer); false: reported, not freed. */
-bool slab_free_checks(struct kmem_cache *s, struct page **headp, void *x, const char *func);
+bool slab_bk_free_checks(struct kmem_cache *s, struct page **headp, void *x, const char *func);
 /* A slot's object handed out / taken back (debug checks, zeroing); NULL: a bad one, dropped. */
-void *slab_alloc_finish(struct kmem_cache *s, void *slot, gfp_t gfp, unsigned long caller);
+void *slab_bk_alloc_finish(struct kmem_cache *s, void *slot, gfp_t gfp, unsigned long caller);
 /* This thread's array for @s, set up if needed; NULL if the thread is exiting or the cache dying. */
 struct array_cache *slab_cpu_array(struct kmem_cache *s);
 
@@ -232,35 +232,35 @@ unsigned int drain_freelist_locked(struct kmem_cache *s, unsigned int max, struc
 /* Put a new slab on the node's lists (list_lock held). */
 void slab_add_new(struct kmem_cache *s, struct slab_desc *d);
 /* What is at @x in @head's slab (the contract's obj_info). */
-void slab_obj_info(struct page *head, const void *x, struct kmem_obj *o);
+void slab_bk_obj_info(struct page *head, const void *x, struct kmem_obj *o);
 
 /* ---- thread.c ---------------------------------------------------------- */
-int slab_thread_init(void);
+int slab_bk_thread_init(void);
 struct array_cache *alloc_arraycache(unsigned int limit, unsigned int batchcount);
 void free_arraycache(struct array_cache *ac);
 int slab_get_cpu_slot(void);
 void slab_put_cpu_slot(unsigned int slot);
 /* @s is ready: its slot names it (exit, fork and flush find its arrays). */
 void slab_slot_publish(struct kmem_cache *s);
-/* Drain every thread's array of @s (destroy): slab_threads_lock taken here. */
+/* Drain every thread's array of @s (destroy): slab_bk_threads_lock taken here. */
 void drain_cpu_caches(struct kmem_cache *s);
 /* The calling thread's arrays go back to the node: one cache (@s) or all (NULL). */
-void slab_flush_this_thread(struct kmem_cache *s);
-void slab_flush_thread_op(void);
-void slab_fork_prepare(void);
-void slab_fork_parent(void);
-void slab_fork_child(void);
+void slab_bk_flush_this_thread(struct kmem_cache *s);
+void slab_bk_flush_thread(void);
+void slab_bk_fork_prepare(void);
+void slab_bk_fork_parent(void);
+void slab_bk_fork_child(void);
 
 /* ---- reap.c ------------------------------------------------------------ */
-void slab_reap_tick(void);
+void slab_bk_reap_tick(void);
 /* drain_array(): part of an untouched array back to the node; list_lock not held. */
 void drain_array(struct kmem_cache *s, struct array_cache *ac, bool whole);
 
 /* ---- tunables.c -------------------------------------------------------- */
 int enable_cpucache(struct kmem_cache *s);
-void slab_get_slabinfo(struct kmem_cache *s, struct slabinfo *info);
-void slab_slabinfo_show_stats(struct seq_buf *m, struct kmem_cache *s);
-int slab_slabinfo_write(const char *buf);
+void slab_bk_get_slabinfo(struct kmem_cache *s, struct slabinfo *info);
+void slab_bk_show_stats(struct seq_buf *m, struct kmem_cache *s);
+int slab_bk_slabinfo_write(const char *buf);
 /* Bring @ac of this thread to the cache's tunables; may return a new array. */
 struct array_cache *slab_resize_array(struct kmem_cache *s, struct array_cache *ac);
 
@@ -271,13 +271,13 @@ void slab_debug_init_obj(struct kmem_cache *s, void *slot);
 bool slab_debug_alloc(struct kmem_cache *s, void *slot, unsigned long caller);
 /* An object comes back: checks and marks; false if it must not be freed (reported). */
 bool slab_debug_free(struct kmem_cache *s, void *slot, unsigned long caller);
-long slab_validate(struct kmem_cache *s);
-void report_double_free(struct kmem_cache *s, const void *x);
+long slab_bk_validate(struct kmem_cache *s);
+void slab_bk_double_free(struct kmem_cache *s, const void *x);
 /* kmem_cache_destroy() found live objects: the kernel's report. */
-void report_leaked_objects(struct kmem_cache *s, unsigned long active);
+void slab_bk_report_leaks(struct kmem_cache *s, unsigned long active);
 
 /* ---- bulk.c ------------------------------------------------------------ */
-int slab_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p);
-void slab_free_bulk(struct kmem_cache *s, size_t n, void **p);
+int slab_bk_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p);
+void slab_bk_free_bulk(struct kmem_cache *s, size_t n, void **p);
 
 #endif /* KMEM_SLAB_SLAB_PRIV_H */

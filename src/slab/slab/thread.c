@@ -5,7 +5,7 @@
  * first use, flushed when the thread exits; the registry of live threads
  * that destroy walks; the array caches' memory; and what fork() leaves.
  *
- * Another thread touches a thread's arrays only under slab_threads_lock
+ * Another thread touches a thread's arrays only under slab_bk_threads_lock
  * and only where the owner cannot be using them: kmem_cache_destroy()
  * drains every thread's array of the dying cache (the kernel's IPI to
  * each CPU), and the owner itself takes the lock when it drains its own
@@ -25,8 +25,8 @@ static __thread int slab_thread_state __attribute__((tls_model("initial-exec")))
 
 static pthread_key_t slab_key;
 static bool slab_key_ok;
-kmem_lock_t slab_threads_lock = KMEM_LOCK_INIT;
-struct list_head slab_threads = LIST_HEAD_INIT(slab_threads);
+kmem_lock_t slab_bk_threads_lock = KMEM_LOCK_INIT;
+struct list_head slab_bk_threads = LIST_HEAD_INIT(slab_bk_threads);
 
 /* Slot -> cache (NULL: free slot), and the slots in use; slab_threads_lock. */
 static struct kmem_cache *slot_cache[SLAB_MAX_CACHES];
@@ -101,7 +101,7 @@ int slab_get_cpu_slot(void)
 {
 	int slot = -1;
 
-	kmem_lock(&slab_threads_lock);
+	kmem_lock(&slab_bk_threads_lock);
 	for (unsigned int i = 0; i < SLAB_MAX_CACHES - 1 && slot < 0; i++) {
 		unsigned int j = 1 + (slot_hint - 1 + i) % (SLAB_MAX_CACHES - 1);
 
@@ -111,15 +111,15 @@ int slab_get_cpu_slot(void)
 			slot_hint = j + 1 < SLAB_MAX_CACHES ? j + 1 : 1;
 		}
 	}
-	kmem_unlock(&slab_threads_lock);
+	kmem_unlock(&slab_bk_threads_lock);
 	return slot;
 }
 
 static void set_slot_cache(unsigned int slot, struct kmem_cache *s)
 {
-	kmem_lock(&slab_threads_lock);
+	kmem_lock(&slab_bk_threads_lock);
 	slot_cache[slot] = s;
-	kmem_unlock(&slab_threads_lock);
+	kmem_unlock(&slab_bk_threads_lock);
 }
 
 void slab_put_cpu_slot(unsigned int slot)
@@ -144,9 +144,9 @@ static struct slab_thread *slab_thread_setup(void)
 	if (t == MAP_FAILED)
 		return NULL;
 	t->next_reap = os_now_ns() + REAPTIMEOUT_AC_NS;
-	kmem_lock(&slab_threads_lock);
-	list_add_tail(&t->node, &slab_threads);
-	kmem_unlock(&slab_threads_lock);
+	kmem_lock(&slab_bk_threads_lock);
+	list_add_tail(&t->node, &slab_bk_threads);
+	kmem_unlock(&slab_bk_threads_lock);
 	/* Live before pthread_setspecific(), which may calloc() (keys >= 32). */
 	slab_thread_state = SLAB_THREAD_LIVE;
 	slab_this = t;
@@ -179,14 +179,14 @@ struct array_cache *slab_cpu_array(struct kmem_cache *s)
 	if (!ac)
 		return NULL;
 	ac->gen = gen;
-	kmem_lock(&slab_threads_lock);
+	kmem_lock(&slab_bk_threads_lock);
 	t->ac[c->cpu_slot] = ac;
 	t->nr_arrays++;
-	kmem_unlock(&slab_threads_lock);
+	kmem_unlock(&slab_bk_threads_lock);
 	return ac;
 }
 
-/* Every object of @ac back to the node; slab_threads_lock held, or the array is unreachable. */
+/* Every object of @ac back to the node; slab_bk_threads_lock held, or the array is unreachable. */
 static void drain_whole(struct kmem_cache *s, struct array_cache *ac)
 {
 	drain_array(s, ac, true);
@@ -197,8 +197,8 @@ void drain_cpu_caches(struct kmem_cache *s)
 	struct slab_cache *c = SLABC(s);
 	struct slab_thread *t;
 
-	kmem_lock(&slab_threads_lock);
-	list_for_each_entry(t, &slab_threads, node) {
+	kmem_lock(&slab_bk_threads_lock);
+	list_for_each_entry(t, &slab_bk_threads, node) {
 		struct array_cache *ac = t->ac[c->cpu_slot];
 
 		if (!ac)
@@ -208,16 +208,16 @@ void drain_cpu_caches(struct kmem_cache *s)
 		t->nr_arrays--;
 		free_arraycache(ac);
 	}
-	kmem_unlock(&slab_threads_lock);
+	kmem_unlock(&slab_bk_threads_lock);
 }
 
-void slab_flush_this_thread(struct kmem_cache *s)
+void slab_bk_flush_this_thread(struct kmem_cache *s)
 {
 	struct slab_thread *t = slab_this;
 
 	if (t == &slab_thread_none)
 		return;
-	kmem_lock(&slab_threads_lock);
+	kmem_lock(&slab_bk_threads_lock);
 	for (unsigned int i = 1; i < SLAB_MAX_CACHES; i++) {
 		struct array_cache *ac = t->ac[i];
 		struct kmem_cache *cs = slot_cache[i];
@@ -226,19 +226,19 @@ void slab_flush_this_thread(struct kmem_cache *s)
 			continue;
 		drain_whole(cs, ac);
 	}
-	kmem_unlock(&slab_threads_lock);
+	kmem_unlock(&slab_bk_threads_lock);
 }
 
-void slab_flush_thread_op(void)
+void slab_bk_flush_thread(void)
 {
-	slab_flush_this_thread(NULL);
+	slab_bk_flush_this_thread(NULL);
 }
 
 static void slab_thread_exit(void *arg)
 {
 	struct slab_thread *t = arg;
 
-	kmem_lock(&slab_threads_lock);
+	kmem_lock(&slab_bk_threads_lock);
 	for (unsigned int i = 1; i < SLAB_MAX_CACHES && t->nr_arrays; i++) {
 		struct array_cache *ac = t->ac[i];
 		struct kmem_cache *cs = slot_cache[i];
@@ -252,14 +252,14 @@ static void slab_thread_exit(void *arg)
 		free_arraycache(ac);
 	}
 	list_del(&t->node);
-	kmem_unlock(&slab_threads_lock);
+	kmem_unlock(&slab_bk_threads_lock);
 	slab_this = &slab_thread_none;
 	slab_thread_state = SLAB_THREAD_DEAD;
 	munmap(t, sizeof(*t));
 	slab_thread_exited();
 }
 
-int slab_thread_init(void)
+int slab_bk_thread_init(void)
 {
 	if (os_thread_exit_key_create(&slab_key, slab_thread_exit)) {
 		pr_warn("no pthread key left: a thread's array caches stay full when it exits\n");
@@ -271,10 +271,10 @@ int slab_thread_init(void)
 
 /* ---- fork ------------------------------------------------------------------------ */
 
-/* Every lock of SLAB, in order: slab_threads_lock, then each cache's list_lock, then the pools. */
-void slab_fork_prepare(void)
+/* Every lock of SLAB, in order: slab_bk_threads_lock, then each cache's list_lock, then the pools. */
+void slab_bk_fork_prepare(void)
 {
-	kmem_lock(&slab_threads_lock);
+	kmem_lock(&slab_bk_threads_lock);
 	for (unsigned int i = 1; i < SLAB_MAX_CACHES; i++)
 		if ((uintptr_t)slot_cache[i] > 1)
 			kmem_lock(&SLABC(slot_cache[i])->node.list_lock);
@@ -282,33 +282,33 @@ void slab_fork_prepare(void)
 		kmem_lock(&ac_pool[k].lock);
 }
 
-void slab_fork_parent(void)
+void slab_bk_fork_parent(void)
 {
 	for (int k = AC_POOLS - 1; k >= 0; k--)
 		kmem_unlock(&ac_pool[k].lock);
 	for (unsigned int i = SLAB_MAX_CACHES - 1; i >= 1; i--)
 		if ((uintptr_t)slot_cache[i] > 1)
 			kmem_unlock(&SLABC(slot_cache[i])->node.list_lock);
-	kmem_unlock(&slab_threads_lock);
+	kmem_unlock(&slab_bk_threads_lock);
 }
 
-void slab_fork_child(void)
+void slab_bk_fork_child(void)
 {
 	for (int k = 0; k < AC_POOLS; k++)
 		kmem_lock_init(&ac_pool[k].lock);
 	for (unsigned int i = 1; i < SLAB_MAX_CACHES; i++)
 		if ((uintptr_t)slot_cache[i] > 1)
 			kmem_lock_init(&SLABC(slot_cache[i])->node.list_lock);
-	kmem_lock_init(&slab_threads_lock);
+	kmem_lock_init(&slab_bk_threads_lock);
 	/*
 	 * The other threads do not exist here; their arrays were caught
 	 * mid-use, maybe (no lock on them): off the registry, their objects
 	 * lost to the child, as the kernel's offline CPUs' would not be.
 	 */
 	struct slab_thread *own = slab_this != &slab_thread_none ? slab_this : NULL;
-	INIT_LIST_HEAD(&slab_threads);
+	INIT_LIST_HEAD(&slab_bk_threads);
 	if (own)
-		list_add(&own->node, &slab_threads);
+		list_add(&own->node, &slab_bk_threads);
 }
 
 #endif

@@ -99,9 +99,9 @@ struct array_cache *slab_resize_array(struct kmem_cache *s, struct array_cache *
 		memcpy(nac->entry, ac->entry, ac->avail * sizeof(void *));
 		nac->avail = ac->avail;
 		nac->touched = ac->touched;
-		kmem_lock(&slab_threads_lock);
+		kmem_lock(&slab_bk_threads_lock);
 		t->ac[c->cpu_slot] = nac;
-		kmem_unlock(&slab_threads_lock);
+		kmem_unlock(&slab_bk_threads_lock);
 		free_arraycache(ac);
 		ac = nac;
 	}
@@ -114,7 +114,7 @@ struct array_cache *slab_resize_array(struct kmem_cache *s, struct array_cache *
 	return ac;
 }
 
-void slab_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
+void slab_bk_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 {
 	struct slab_cache *c = SLABC(s);
 	struct slab_node *n = &c->node;
@@ -143,7 +143,7 @@ void slab_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 		atomic_store_explicit(&c->stat[SLAB_STAT_MAX_FREEABLE], free_objects, memory_order_relaxed);
 }
 
-void slab_slabinfo_show_stats(struct seq_buf *m, struct kmem_cache *s)
+void slab_bk_show_stats(struct seq_buf *m, struct kmem_cache *s)
 {
 	struct slab_cache *c = SLABC(s);
 	unsigned long v[NR_SLAB_STAT_ITEMS];
@@ -164,7 +164,7 @@ void slab_slabinfo_show_stats(struct seq_buf *m, struct kmem_cache *s)
  * batchcount > limit, shared < 0) change nothing and succeed, as there.
  * kmem also leaves a limit past SLAB_LIMIT_MAX alone.
  */
-int slab_slabinfo_write(const char *buf)
+int slab_bk_slabinfo_write(const char *buf)
 {
 	char kbuf[MAX_SLABINFO_WRITE + 1];
 	int limit, batchcount, shared, res = -EINVAL;
