@@ -50,14 +50,13 @@ void *slab_bk_alloc_finish(struct kmem_cache *s, void *x, gfp_t gfp, unsigned lo
 	return x;
 }
 
-/* The whole fast path: a pop from this thread's array. */
-void *slab_bk_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size)
+/* Everything but a plain pop: a refill, statistics, debug checks, zeroing. */
+static __attribute__((noinline)) void *slab_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller)
 {
 	struct slab_cache *c = SLABC(s);
 	struct array_cache *ac = slab_this->ac[c->cpu_slot];
 	void *x;
 
-	(void)orig_size;
 	if (likely(ac != NULL) && likely(ac->avail)) {
 		ac->touched = 1;
 		x = ac->entry[--ac->avail];
@@ -70,6 +69,25 @@ void *slab_bk_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsig
 	if (unlikely(c->dbg | (gfp & __GFP_ZERO)))
 		return slab_bk_alloc_finish(s, x, gfp, caller);
 	return x;
+}
+
+/* The whole fast path: a pop from this thread's array (a leaf: the rest is a tail call). */
+void *slab_bk_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size)
+{
+	struct slab_cache *c = SLABC(s);
+	struct array_cache *ac = slab_this->ac[c->cpu_slot];
+
+	(void)orig_size;
+	if (likely(ac != NULL) && likely(!(c->slow | (gfp & __GFP_ZERO)))) {
+		unsigned int n = ac->avail;
+
+		if (likely(n)) {
+			ac->touched = 1;
+			ac->avail = n - 1;
+			return ac->entry[n - 1];
+		}
+	}
+	return slab_alloc_slow(s, gfp, caller);
 }
 
 /* Move up to @max objects from the top of @from to @to (transfer_objects()). */
@@ -280,7 +298,7 @@ bool slab_bk_free_checks(struct kmem_cache *s, struct page **headp, void *x, con
 	struct slab_desc *d = page_desc(head);
 	uintptr_t off = (uintptr_t)x - c->obj_offset - (uintptr_t)__atomic_load_n(&d->s_mem, __ATOMIC_RELAXED);
 
-	if (unlikely(off >= (uintptr_t)c->num * s->size) || unlikely(!offset_is_multiple(off, s->div_magic))) {
+	if (unlikely(off >= c->span) || unlikely(!offset_is_multiple(off, s->div_magic))) {
 		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
 			    "INFO: the pointer is not the start of an object; the free is ignored\n",
 			    s->name, x);
@@ -318,7 +336,9 @@ static void cache_free_slow(struct kmem_cache *s, void *x)
 	ac->entry[ac->avail++] = x;
 }
 
-void slab_bk_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
+/* The free with every check, statistics and debugging. */
+static __attribute__((noinline)) void slab_free_slow(struct kmem_cache *s, struct page *head, void *x,
+						     unsigned long caller)
 {
 	struct slab_cache *c = SLABC(s);
 
@@ -339,6 +359,35 @@ void slab_bk_free(struct kmem_cache *s, struct page *head, void *x, unsigned lon
 		return;
 	}
 	cache_free_slow(s, x);
+}
+
+/*
+ * The whole fast path: the checks of a free without debug flags (this
+ * cache's slab, the start of an object slot, not on top of the array),
+ * then a push.  A leaf; anything else is a tail call.
+ */
+void slab_bk_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
+{
+	struct slab_cache *c = SLABC(s);
+
+	if (!head)
+		head = virt_to_head_page_checked(x);
+	/* Word 1 names the cache on its slab pages only (cleared when a slab goes). */
+	if (likely(head != NULL) && likely(page_slab_cache(head) == s) && likely(!c->slow)) {
+		uintptr_t off = (uintptr_t)x - (uintptr_t)page_desc(head)->s_mem;
+		struct array_cache *ac = slab_this->ac[c->cpu_slot];
+
+		if (likely(off < c->span) && likely(offset_is_multiple(off, s->div_magic)) && likely(ac != NULL)) {
+			unsigned int n = ac->avail;
+
+			if (likely(n < ac->limit) && likely(!n || ac->entry[n - 1] != x)) {
+				ac->entry[n] = x;
+				ac->avail = n + 1;
+				return;
+			}
+		}
+	}
+	slab_free_slow(s, head, x, caller);
 }
 
 void slab_bk_kfree(struct page *head, void *x, unsigned long caller)

@@ -106,6 +106,8 @@ static int slab_cache_create(struct kmem_cache *s)
 	s->div_magic = div_magic(g.size);
 
 	c->dbg = g.flags & SLAB_DEBUG_FLAGS;
+	c->slow = c->dbg | (slab_bk_stats ? SLAB_SLOW_STATS : 0);
+	c->span = (uintptr_t)g.num * g.size;
 	c->num = g.num;
 	c->gfporder = g.order;
 	c->colour = g.colour;

@@ -112,7 +112,10 @@ enum slab_stat_item {
 
 /* SLAB's part of struct kmem_cache (kmem_cache_priv()). */
 struct slab_cache {
+	/* Read by the fast paths: keep together. */
 	unsigned int cpu_slot;		/* the cache's entry in every thread's arrays, >= 1 */
+	unsigned int slow;		/* dbg | SLAB_SLOW_STATS: every object takes the slow paths */
+	uintptr_t span;			/* num * size: the bytes of a slab's object slots */
 	unsigned int dbg;		/* debug flags in force (red zone, poison, user) */
 	/* Tunables (do_tune_cpucache()); tune_gen changes with them. */
 	unsigned int batchcount, limit, shared;
@@ -266,6 +269,7 @@ struct array_cache *slab_resize_array(struct kmem_cache *s, struct array_cache *
 
 /* ---- debug.c ----------------------------------------------------------- */
 #define SLAB_DEBUG_FLAGS	(SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER)
+#define SLAB_SLOW_STATS		0x80000000u	/* in slab_cache.slow: statistics are counted */
 void slab_debug_init_obj(struct kmem_cache *s, void *slot);
 /* An object leaves for the user: checks and marks; false if it is corrupt (reported). */
 bool slab_debug_alloc(struct kmem_cache *s, void *slot, unsigned long caller);
