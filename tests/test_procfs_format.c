@@ -31,6 +31,7 @@
 #include "lib/kt_util.h"
 #include "lib/mm_check.h"
 #include "ktest.h"
+#include "lib/slab_test.h"
 
 #ifndef KMEM_SOURCE_DIR
 #define KMEM_SOURCE_DIR "."
@@ -257,7 +258,7 @@ static void expect_pagetypeinfo(char *buf, size_t size, const unsigned long free
 static void live_after_boot(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init(LIVE_CMDLINE), 0);
+	KT_ASSERT_EQ(slab_test_init(LIVE_CMDLINE), 0);
 	KT_ASSERT(load_kernel_files());
 
 	/* buddyinfo: 64 MiB = 16 free MAX_PAGE_ORDER blocks. */
@@ -387,7 +388,7 @@ static void live_after_boot(void *arg)
 static void live_after_one_alloc(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init(LIVE_CMDLINE), 0);
+	KT_ASSERT_EQ(slab_test_init(LIVE_CMDLINE), 0);
 	struct page *page = alloc_pages(GFP_KERNEL, 0);
 	KT_ASSERT(page);
 
@@ -459,7 +460,7 @@ static void live_after_one_alloc(void *arg)
 static void live_sysctl(void *arg)
 {
 	(void)arg;
-	KT_ASSERT_EQ(kmem_init(LIVE_CMDLINE), 0);
+	KT_ASSERT_EQ(slab_test_init(LIVE_CMDLINE), 0);
 	struct page *page = alloc_pages(GFP_KERNEL, 0);	/* a pageset to show */
 	KT_ASSERT(page);
 

@@ -17,13 +17,14 @@
 # a running python3's /proc and /sys to tools/kmemctl.
 #
 # Environment (set by ctest): KMEM_BINARY_DIR, KMEM_SOURCE_DIR, KMEM_SANITIZE.
-# Optional: KMEM_RP_ONLY="sqlite3 gcc" runs only the named checks;
+# Optional: KMEM_RP_ONLY="sqlite3 gcc" runs only the named checks,
+# KMEM_RP_BACKENDS="slab" only the named back-ends;
 # KMEM_RP_KEEP=1 keeps the temporary directory (outputs in run/NAME.TAG/).
 # Exit: 0 all passed, 1 a failure, 77 skipped (sanitizer build, no .so).
 set -u
 
 # The slab back-ends to run every program on: adding one is adding its name.
-BACKENDS=(slub)
+BACKENDS=(${KMEM_RP_BACKENDS:-slub slab})
 
 SRC=${KMEM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 BIN=${KMEM_BINARY_DIR:-$SRC/build}

@@ -10,7 +10,6 @@
  * slab is built, remote frees, and the debug layout and reports (in
  * children booted with slab_debug=).
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 
 #include <kmem.h>
 
+#include "core/boot.h"
 #include "core/printk.h"
 #include "slab/slab/slab_priv.h"
 
@@ -86,7 +86,7 @@ KTEST(enable_cpucache_defaults)
 	static const struct { unsigned int size, limit; } want[] = {
 		{ 64, 120 }, { 256, 120 }, { 512, 54 }, { 1024, 54 }, { 2048, 24 }, { 4096, 24 }, { 8192, 8 },
 	};
-	unsigned int shared = os_nr_cpus() > 1 ? 8 : 0;
+	unsigned int shared = kmem_nr_cpus() > 1 ? 8 : 0;
 
 	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		char name[32];
@@ -235,7 +235,7 @@ KTEST(free_limit_releases_whole_free_slabs)
 	unsigned int nr = 10 * c->num;
 	for (unsigned int i = 0; i < nr; i++)
 		KT_ASSERT(p[i] = kmem_cache_alloc(s, GFP));
-	KT_EXPECT_EQ_U(n->free_limit, (1 + os_nr_cpus()) * 1 + c->num);
+	KT_EXPECT_EQ_U(n->free_limit, (1 + kmem_nr_cpus()) * 1 + c->num);
 	for (unsigned int i = 0; i < nr; i++)
 		kmem_cache_free(s, p[i]);
 	slab_bk_flush_this_thread(s);
@@ -515,9 +515,3 @@ KTEST_MAIN(
 	if (slab_test_boot("mem=64M slab=slab slab.stats=1")) return 1;
 )
 
-#else
-int main(void)
-{
-	return 77;
-}
-#endif

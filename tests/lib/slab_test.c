@@ -35,6 +35,16 @@ int slab_test_boot(const char *base)
 	return rc;
 }
 
+int slab_test_init(const char *base)
+{
+	const char *extra = getenv("KMEM_TEST_CMDLINE");
+
+	if (!extra)
+		extra = SLAB_TEST_CMDLINE;
+	snprintf(cmdline, sizeof(cmdline), "%s%s%s", base, *extra ? " " : "", extra);
+	return kmem_init(cmdline);
+}
+
 const char *slab_test_cmdline(void)
 {
 	return cmdline;

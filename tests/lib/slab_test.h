@@ -30,6 +30,12 @@
  * failure).  Only the first call boots; later calls return 0 if kmem is up.
  */
 int slab_test_boot(const char *base);
+/*
+ * kmem_init(@base + " " + extra) as above, every call (a test that boots
+ * in forked children, or expects a boot to fail): the back-end variants
+ * (test_X@slab.env) reach tests that boot with lines of their own.
+ */
+int slab_test_init(const char *base);
 /* The command line the last slab_test_boot() used. */
 const char *slab_test_cmdline(void);
 /* "slub", "slab" or "slob": the back-end kmem booted with. */

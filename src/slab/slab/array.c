@@ -9,7 +9,6 @@
  * the double free of the object on top of the array; free_block() catches
  * any object already free in its slab.
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include <errno.h>
 
 #include "slab/slab/slab_priv.h"
@@ -436,4 +435,3 @@ free_done:
 	memmove(ac->entry, &ac->entry[batchcount], ac->avail * sizeof(void *));
 }
 
-#endif

@@ -6,7 +6,6 @@
  * ordinary per-object array-cache path; debug checks and zeroing after the
  * loop; all or nothing.
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include "slab/slab/slab_priv.h"
 
 int slab_bk_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p)
@@ -84,4 +83,3 @@ void slab_bk_free_bulk(struct kmem_cache *s, size_t n, void **p)
 	}
 }
 
-#endif

@@ -3,7 +3,6 @@
  * SLAB's caches: boot parameters, __kmem_cache_create() (geometry, node,
  * tunables), shutdown and release, shrink, and the back-end's ops.
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include <errno.h>
 
 #include "core/cmdline.h"
@@ -285,4 +284,3 @@ const struct slab_backend slab_backend = {
 	.fork_child = slab_bk_fork_child,
 };
 
-#endif

@@ -13,7 +13,6 @@
  * free.  Unlike the kernel, a double free is not carried out, and a broken
  * red zone or poison is repaired once reported.
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include <inttypes.h>
 
 #include "slab/slab/slab_priv.h"
@@ -262,4 +261,3 @@ long slab_bk_validate(struct kmem_cache *s)
 	return errors;
 }
 
-#endif

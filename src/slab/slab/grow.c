@@ -5,7 +5,6 @@
  * objects from a slab and giving them back (slab_get_obj/slab_put_obj,
  * free_block()), and giving slabs back to the page allocator.
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include "slab/slab/slab_priv.h"
 
 /* ---- objects of a slab ----------------------------------------------------- */
@@ -258,4 +257,3 @@ void slab_bk_obj_info(struct page *head, const void *x, struct kmem_obj *o)
 	o->start = start;
 }
 
-#endif

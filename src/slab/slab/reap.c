@@ -11,7 +11,6 @@
  * cache of an idle program (kmem_cache_shrink(): the shared arrays and
  * free slabs), which covers the node part for threads that have stopped.
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include "slab/slab/slab_priv.h"
 
 #define SLAB_REAP_EVENTS	64	/* slow paths between two looks at the clock */
@@ -94,4 +93,3 @@ void slab_bk_reap_tick(void)
 	cache_reap(t, now);
 }
 
-#endif

@@ -11,7 +11,6 @@
  * each CPU), and the owner itself takes the lock when it drains its own
  * (reap, exit, flush), so the two never meet.
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include <sys/mman.h>
 
 #include "page_alloc/metapool.h"
@@ -311,4 +310,3 @@ void slab_bk_fork_child(void)
 		list_add(&own->node, &slab_bk_threads);
 }
 
-#endif

@@ -5,10 +5,10 @@
  * /proc/slabinfo, the slabinfo figures and the statistics columns of
  * "slabinfo - version: 2.1 (statistics)".
  */
-#if __has_include("slab/backend.h")	/* the back-end contract */
 #include <errno.h>
 #include <stdio.h>
 
+#include "core/boot.h"
 #include "introspect/seq_buf.h"
 #include "slab/slab/slab_priv.h"
 
@@ -44,7 +44,7 @@ static int do_tune_cpucache(struct kmem_cache *s, unsigned int limit, unsigned i
 	if (old && old->avail)
 		free_block(s, old->entry, old->avail, &list);
 	n->shared = new_shared;
-	n->free_limit = (1 + os_nr_cpus()) * batchcount + c->num;
+	n->free_limit = (1 + kmem_nr_cpus()) * batchcount + c->num;
 	kmem_unlock(&n->list_lock);
 	slabs_destroy(s, &list);
 	free_arraycache(old);
@@ -75,7 +75,7 @@ int enable_cpucache(struct kmem_cache *s)
 	else
 		limit = 120;
 	/* A shared array lets objects freed on one CPU reach another's allocations cheaply. */
-	if (s->size <= PAGE_SIZE && os_nr_cpus() > 1)
+	if (s->size <= PAGE_SIZE && kmem_nr_cpus() > 1)
 		shared = 8;
 	/* Debugging: short batches (the kernel's, to bound its IRQ-off sections). */
 	if (c->dbg && limit > 32)
@@ -195,4 +195,3 @@ int slab_bk_slabinfo_write(const char *buf)
 	return res;
 }
 
-#endif

@@ -418,6 +418,9 @@ static int parse_path(const char *path, char *name, const char **attr)
 
 	*attr = NULL;
 	name[0] = '\0';
+	/* SLUB's sysfs: the kernel had none for SLAB (nor SLOB), and their caches are not SLUB's. */
+	if (slab_allocator != SLAB_ALLOCATOR_SLUB)
+		return -ENOENT;
 	if (strncmp(path, SLAB_SYSFS_ROOT, strlen(SLAB_SYSFS_ROOT)))
 		return -ENOENT;
 	if (!*rest)

@@ -314,6 +314,9 @@ static int resolve(const char *path, struct kmem_cache **sp, const char **file)
 
 	*sp = NULL;
 	*file = NULL;
+	/* SLUB's debugfs: not there when another back-end runs (its caches are not SLUB's). */
+	if (slab_allocator != SLAB_ALLOCATOR_SLUB)
+		return -ENOENT;
 	if (!*rest)
 		return 0;
 	if (*rest++ != '/')
