@@ -360,32 +360,13 @@ static __attribute__((noinline)) void slab_free_slow(struct kmem_cache *s, struc
 	cache_free_slow(s, x);
 }
 
-/*
- * The whole fast path: the checks of a free without debug flags (this
- * cache's slab, the start of an object slot, not on top of the array),
- * then a push.  A leaf; anything else is a tail call.
- */
+/* The whole fast path: slab_free_fast(); anything else is a tail call. */
 void slab_bk_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
 {
 	struct slab_cache *c = SLABC(s);
 
-	if (!head)
-		head = virt_to_head_page_checked(x);
-	/* Word 1 names the cache on its slab pages only (cleared when a slab goes). */
-	if (likely(head != NULL) && likely(page_slab_cache(head) == s) && likely(!c->slow)) {
-		uintptr_t off = (uintptr_t)x - (uintptr_t)page_desc(head)->s_mem;
-		struct array_cache *ac = slab_this->ac[c->cpu_slot];
-
-		if (likely(off < c->span) && likely(offset_is_multiple(off, s->div_magic)) && likely(ac != NULL)) {
-			unsigned int n = ac->avail;
-
-			if (likely(n < ac->limit) && likely(!n || ac->entry[n - 1] != x)) {
-				ac->entry[n] = x;
-				ac->avail = n + 1;
-				return;
-			}
-		}
-	}
+	if (likely(slab_free_fast(s, c, slab_this->ac[c->cpu_slot], head, x)))
+		return;
 	slab_free_slow(s, head, x, caller);
 }
 

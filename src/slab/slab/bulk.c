@@ -12,11 +12,19 @@ int slab_bk_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p)
 {
 	struct slab_cache *c = SLABC(s);
 	struct array_cache *ac = slab_this->ac[c->cpu_slot];
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; i < n; i++) {
+	while (i < n) {
+		if (likely(ac != NULL) && likely(!c->slow) && likely(ac->avail)) {
+			/* Pops while the array lasts. */
+			unsigned int take = ac->avail < n - i ? ac->avail : (unsigned int)(n - i);
+
+			ac->touched = 1;
+			for (unsigned int k = 0; k < take; k++)
+				p[i++] = ac->entry[--ac->avail];
+			continue;
+		}
 		void *x;
-
 		if (likely(ac != NULL) && likely(ac->avail)) {
 			ac->touched = 1;
 			x = ac->entry[--ac->avail];
@@ -27,7 +35,7 @@ int slab_bk_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t n, void **p)
 			if (unlikely(!x))
 				break;
 		}
-		p[i] = x;
+		p[i++] = x;
 	}
 	/* The post-alloc hooks, outside the loop (the kernel's, outside its IRQ-off section). */
 	if (unlikely(c->dbg | (gfp & __GFP_ZERO)))
@@ -65,21 +73,13 @@ void slab_bk_free_bulk(struct kmem_cache *s, size_t n, void **p)
 
 	for (size_t i = 0; i < n; i++) {
 		void *x = p[i];
-		struct page *head = NULL;
 
-		if (!x)
+		if (unlikely(!x))
 			continue;
-		if (unlikely(!slab_bk_free_checks(s, &head, x, "kmem_cache_free_bulk")))
+		if (likely(slab_free_fast(s, c, ac, NULL, x)))
 			continue;
-		if (likely(ac != NULL) && !unlikely(c->dbg) && likely(ac->avail < ac->limit) &&
-		    likely(!ac->avail || ac->entry[ac->avail - 1] != x)) {
-			ac->entry[ac->avail++] = x;
-			slab_stat(c, SLAB_STAT_FREEHIT, 1);
-			continue;
-		}
-		/* The per-object path for the rest: a flush, a double free, debug checks. */
-		slab_bk_free(s, head, x, (unsigned long)__builtin_return_address(0));
+		/* The per-object path for the rest: a flush, bad input, debug checks, statistics. */
+		slab_bk_free(s, NULL, x, (unsigned long)__builtin_return_address(0));
 		ac = slab_this->ac[c->cpu_slot];
 	}
 }
-

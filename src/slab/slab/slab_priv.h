@@ -207,6 +207,35 @@ static inline void slab_stat(struct slab_cache *c, enum slab_stat_item i, long v
 		atomic_fetch_add_explicit(&c->stat[i], (unsigned long)v, memory_order_relaxed);
 }
 
+/*
+ * The free fast path (a free and each object of a bulk free): the page's
+ * cache word is @s's, the offset from s_mem inside the slots and a multiple
+ * of the slot (no division), not the array's top entry; then a push.
+ * False: take the slow path, which checks and reports.
+ */
+static inline bool slab_free_fast(struct kmem_cache *s, struct slab_cache *c, struct array_cache *ac,
+				  struct page *head, void *x)
+{
+	if (!head)
+		head = virt_to_head_page_checked(x);
+	/* Word 1 names the cache on its slab pages only (cleared when a slab goes). */
+	if (likely(head != NULL) && likely(page_slab_cache(head) == s) && likely(ac != NULL) &&
+	    likely(!c->slow)) {
+		uintptr_t off = (uintptr_t)x - (uintptr_t)page_desc(head)->s_mem;
+
+		if (likely(off < c->span) && likely(offset_is_multiple(off, s->div_magic))) {
+			unsigned int n = ac->avail;
+
+			if (likely(n < ac->limit) && likely(!n || ac->entry[n - 1] != x)) {
+				ac->entry[n] = x;
+				ac->avail = n + 1;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 /* ---- array.c ---------------------------------------------------------- */
 void *slab_bk_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size);
 void slab_bk_free(struct kmem_cache *s, struct page *head, void *x, unsigned long caller);
