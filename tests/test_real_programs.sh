@@ -816,6 +816,21 @@ if selected slab_debug; then
 		fi
 		err=$T/heapbug.$b.err
 		out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b slab_debug=FZPU" timeout "$LIMIT" "$DATA/heapbug" 2>"$err")
+		if [ "$b" = slab ]; then
+			# SLAB's reports: red-zone words (the slot's end), poison; it keeps no
+			# kmalloc red zone past the request.
+			if [ "$out" != done ] ||
+			   ! grep -q "^slab error in kmem_cache_free(): cache \`malloc-[0-9]*': memory outside object was overwritten" "$err" ||
+			   ! grep -q '^BUG malloc-[0-9]* (Not tainted): Redzone overwritten' "$err" ||
+			   ! grep -q '^Slab corruption (Not tainted): malloc-[0-9]* start=0x[0-9a-f]*, len=[0-9]*' "$err" ||
+			   ! grep -q '^000: 6b 6b 6b 6b 6b 6b 6b 41 6b' "$err"; then
+				fail "slab_debug [$b]: heapbug's overrun and write after free were not both reported"
+				sed -n '1,12s/^/    stderr: /p' "$err"
+			else
+				ok "slab_debug [$b]: an overrun of the slot and a write after free reported as SLAB did"
+			fi
+			continue
+		fi
 		if [ "$out" != done ] || ! grep -q '^BUG [a-z]*-[0-9]* (Not tainted): Right Redzone overwritten' "$err" ||
 		   [ "$(grep -c '^BUG [a-z]*-[0-9]* (Not tainted): kmalloc Redzone overwritten' "$err")" != 2 ] ||
 		   ! grep -q 'Object at 0x[0-9a-f]* not freed' "$err" ||
@@ -856,6 +871,10 @@ if selected leaks; then
 		gcc -O1 -no-pie -rdynamic -w "$DATA/leaky.c" -o "$DATA/leaky-nopie" ||
 		fail "leaks: gcc could not build leaky.c"
 	for b in "${BACKENDS[@]}"; do
+		if [ "$b" != slub ]; then
+			ok "leaks [$b]: skipped: alloc_traces (/sys/kernel/debug/slab) is SLUB's"
+			continue
+		fi
 		for prog in leaky leaky-nopie; do
 			err=$T/$prog.$b.err
 			out=$(LD_PRELOAD=$SO KMEM_CMDLINE="slab=$b slab_debug=U kmem.stats_at_exit=1" \
@@ -906,20 +925,32 @@ print(len(keep) + len(blocks))' "$T/live.$b.done" >"$T/live.$b.out" 2>"$T/live.$
 		[ -z "$why" ] && { "$K" "$lpid" cat /proc/slabinfo >"$T/live.slabinfo" 2>&1 &&
 			head -n 1 "$T/live.slabinfo" | grep -q '^slabinfo - version: 2\.1$' &&
 			grep -q '^kmalloc-64 ' "$T/live.slabinfo" || why="cat /proc/slabinfo: $(head -n 2 "$T/live.slabinfo")"; }
-		# malloc-3072 holds the 300 blocks of 3000 bytes (bytearray adds its header).
+		# malloc-3072 holds the 300 blocks of 3000 bytes (bytearray adds its header);
+		# SLAB's slabs make other classes: one of 3000 bytes or more, or kmalloc-4k.
+		cls=malloc-3072
+		[ "$b" = slab ] && cls='(malloc-(30[1-9][0-9]|3[1-9][0-9][0-9])|kmalloc-4k)'
 		[ -z "$why" ] && { "$K" "$lpid" slabtop -l 40 >"$T/live.top" 2>&1 &&
-			grep -qE '^ +[0-9]+ +[0-9]+ .* malloc-3072$' "$T/live.top" ||
-			why="slabtop shows no malloc-3072: $(head -n 8 "$T/live.top" | tr '\n' '|')"; }
+			grep -qE "^ +[0-9]+ +[0-9]+ .* $cls\$" "$T/live.top" ||
+			why="slabtop shows no $cls: $(head -n 8 "$T/live.top" | tr '\n' '|')"; }
 		# Its caches' memory is their slabs' pages (slab_pages): no more than meminfo's
 		# Slab, which also counts large kmallocs (slabs x pagesperslab said 1.7x that).
 		[ -z "$why" ] && { awk '/ Caches: /{mib = $5} / MemTotal /{kb = $8}
 			END{exit !(mib > 0 && mib * 1024 <= kb + 64)}' "$T/live.top" ||
 			why="slabtop's slab memory is over meminfo's Slab: $(head -n 2 "$T/live.top" | tr '\n' '|')"; }
-		[ -z "$why" ] && { "$K" "$lpid" write /sys/kernel/slab/kmalloc-64/min_partial 9 &&
-			[ "$("$K" "$lpid" cat /sys/kernel/slab/kmalloc-64/min_partial)" = 9 ] ||
-			why="write min_partial did not take"; }
-		[ -z "$why" ] && { ! "$K" "$lpid" write /proc/slabinfo 1 2>"$T/live.err2" &&
-			grep -q 'Permission denied' "$T/live.err2" || why="a write to /proc/slabinfo was not refused"; }
+		if [ "$b" = slab ]; then
+			# SLAB's tunables are written to /proc/slabinfo; there is no /sys/kernel/slab.
+			[ -z "$why" ] && { "$K" "$lpid" write /proc/slabinfo "kmalloc-64 60 30 4" &&
+				"$K" "$lpid" cat /proc/slabinfo | grep -qE '^kmalloc-64 .* : tunables   60   30    4 :' ||
+				why="a write of kmalloc-64's tunables did not take"; }
+			[ -z "$why" ] && { ! "$K" "$lpid" cat /sys/kernel/slab/kmalloc-64/objs_per_slab 2>/dev/null ||
+				why="/sys/kernel/slab is there on SLAB"; }
+		else
+			[ -z "$why" ] && { "$K" "$lpid" write /sys/kernel/slab/kmalloc-64/min_partial 9 &&
+				[ "$("$K" "$lpid" cat /sys/kernel/slab/kmalloc-64/min_partial)" = 9 ] ||
+				why="write min_partial did not take"; }
+			[ -z "$why" ] && { ! "$K" "$lpid" write /proc/slabinfo 1 2>"$T/live.err2" &&
+				grep -q 'Permission denied' "$T/live.err2" || why="a write to /proc/slabinfo was not refused"; }
+		fi
 		# Options in any order; each failed file named; output errors are errors.
 		[ -z "$why" ] && { [ "$("$K" "$lpid" slabtop -n 2 -d 0.1 | grep -c '^ Caches: ')" = 2 ] ||
 			why="slabtop -n 2 -d 0.1 did not print 2 screens"; }

@@ -190,10 +190,10 @@ static int request(long pid, const char *file, const char *req, char **out)
 	}
 	/* "error <errno> <text>\n" */
 	char *text = !strncmp(buf, "error ", 6) ? strchr(buf + 6, ' ') : NULL;
-	if (text && !quiet_errors)
-		fprintf(stderr, "kmemctl: %ld: %s: %s", pid, file, text + 1);
-	else
+	if (!text)
 		fprintf(stderr, "kmemctl: %ld: %s: no answer\n", pid, file);
+	else if (!quiet_errors)
+		fprintf(stderr, "kmemctl: %ld: %s: %s", pid, file, text + 1);
 	free(buf);
 	return text ? 1 : 2;
 }
