@@ -116,7 +116,7 @@ static struct slab_desc *get_first_slab(struct slab_node *n)
 	if (list_empty(&n->slabs_free))
 		return NULL;
 	d = list_first_entry(&n->slabs_free, struct slab_desc, slab_list);
-	n->free_touched = 1;
+	__atomic_store_n(&n->free_touched, 1, __ATOMIC_RELAXED);
 	n->free_slabs--;
 	/* Off the free list now: fix_slab_list() files it by what it holds. */
 	list_move(&d->slab_list, &n->slabs_partial);
