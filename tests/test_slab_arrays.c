@@ -437,6 +437,56 @@ KTEST(remote_frees_reach_the_owner_through_the_node)
 	kmem_cache_destroy(s);
 }
 
+/* An off-slab cache: its index arrays are kmalloc'ed and go back with their slabs. */
+static void nop_ctor(void *p)
+{
+	memset(p, 0x11, 16);
+}
+
+static void *use_off_slab(void *arg)
+{
+	struct kmem_cache *s = arg;
+	void *p[100];
+
+	for (int i = 0; i < 100; i++)
+		p[i] = kmem_cache_alloc(s, GFP);
+	for (int i = 0; i < 100; i++)
+		kmem_cache_free(s, p[i]);
+	/* This thread exits holding the objects in its array: its exit gives them back. */
+	return NULL;
+}
+
+KTEST(off_slab_index_arrays_come_and_go_with_their_slabs)
+{
+	struct kmem_cache *s = new_cache("sa_offslab", 512, nop_ctor);
+	KT_ASSERT(s);
+	struct slab_cache *c = SLABC(s);
+	KT_ASSERT_EQ(c->mgmt, SLAB_MGMT_OFF_SLAB);
+	KT_ASSERT(c->freelist_cache);
+	struct slabinfo fi0, fi1;
+	slab_bk_get_slabinfo(c->freelist_cache, &fi0);
+	pthread_t th;
+	KT_ASSERT_EQ(pthread_create(&th, NULL, use_off_slab, s), 0);
+	pthread_join(th, NULL);
+	slab_bk_get_slabinfo(c->freelist_cache, &fi1);
+	/* One index array per slab of the cache, allocated from the kmalloc cache. */
+	struct slabinfo si;
+	slab_bk_get_slabinfo(s, &si);
+	KT_EXPECT(si.active_objs == si.shared_avail);
+	KT_EXPECT(fi1.active_objs >= fi0.active_objs);
+	KT_EXPECT(slab_cache_works(s, 512));
+	KT_EXPECT_EQ_U(slab_bk_validate(s), 0);
+	struct kmem_cache *fc = c->freelist_cache;
+	unsigned long reports = kmem_report_count();
+	kmem_cache_destroy(s);
+	KT_EXPECT(kmem_report_count() == reports);
+	/* The arrays went back to their cache with the slabs. */
+	slab_bk_flush_this_thread(NULL);
+	slab_bk_get_slabinfo(fc, &fi1);
+	KT_EXPECT(fi1.active_objs <= fi0.active_objs + fi1.shared_avail);
+	KT_EXPECT_EQ_U(slab_bk_validate(fc), 0);
+}
+
 /* ---- bad input without debug flags ------------------------------------------- */
 
 KTEST(double_free_off_the_array_is_caught_by_free_block)

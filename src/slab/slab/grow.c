@@ -207,8 +207,23 @@ static void slab_destroy(struct kmem_cache *s, struct slab_desc *d)
 	unsigned int order = c->gfporder;
 
 	page_clear_flag(page, PG_slab);
-	if (c->mgmt == SLAB_MGMT_OFF_SLAB)
-		slab_bk_free(c->freelist_cache, NULL, (char *)d->freelist - c->mgmt_hdr, 0);
+	if (c->mgmt == SLAB_MGMT_OFF_SLAB) {
+		/*
+		 * Straight to its slab, not through an array: this runs under
+		 * slab_bk_threads_lock (a destroy, a thread's exit), which setting
+		 * up an array takes.  The array's cache keeps its index on its
+		 * slabs, so this recurses no further.
+		 */
+		struct kmem_cache *fc = c->freelist_cache;
+		struct slab_node *fn = &SLABC(fc)->node;
+		void *fl = (char *)d->freelist - c->mgmt_hdr;
+		struct list_head list = LIST_HEAD_INIT(list);
+
+		kmem_lock(&fn->list_lock);
+		free_block(fc, &fl, 1, &list);
+		kmem_unlock(&fn->list_lock);
+		slabs_destroy(fc, &list);
+	}
 	__atomic_store_n(&d->cache, NULL, __ATOMIC_RELAXED);
 	d->s_mem = NULL;
 	d->freelist = NULL;
