@@ -134,7 +134,7 @@ done
 on=slub,glibc,slub:slub_min_order=1,slab
 [ $preload = 1 ] && on=$on,jemalloc,mimalloc,tcmalloc
 if "$K" compare "$T/slab.trace" --on "$on" --png "$T/cmp.png" >"$T/cmp" 2>"$T/cmp.err"; then
-	rows=$(grep -cE '^(slub|glibc|slub:slub_min_order=1|jemalloc|mimalloc|tcmalloc) +[0-9]+ ' "$T/cmp")
+	rows=$(grep -cE '^(slub|glibc|slub:slub_min_order=1|slab|jemalloc|mimalloc|tcmalloc) +[0-9]+ ' "$T/cmp")
 	nas=$(grep -cE '^[a-z:_=0-9]+ +n/a: ' "$T/cmp")
 	peers=$(grep -cE '^(jemalloc|mimalloc|tcmalloc) ' "$T/cmp")
 	if [ "$rows" -ge 3 ] && [ $((rows + nas)) = $((4 + peers)) ] && grep -qE '^slab +(n/a: |[0-9])' "$T/cmp" &&
