@@ -66,14 +66,7 @@ static inline void *kmem_cache_priv(struct kmem_cache *s)
 }
 
 extern kmem_lock_t slab_mutex;
-/*
- * The cache list's head sits in a struct kmem_cache of its own:
- * list_for_each_entry() forms a cache pointer from the head, which must be
- * as aligned as a cache (64 bytes, for its private part) or UBSan reports
- * a misaligned access, depending on where the linker put a bare head.
- */
-extern struct kmem_cache slab_caches_head;
-#define slab_caches (slab_caches_head.list)
+extern struct list_head slab_caches;
 
 /* The slab a page belongs to: word 1 of the head page names its cache. */
 static inline struct kmem_cache *page_slab_cache(const struct page *head)

@@ -20,7 +20,7 @@
 enum slab_allocator_type slab_allocator = SLAB_ALLOCATOR_SLUB;
 struct slab_backend slab_ops;
 kmem_lock_t slab_mutex = KMEM_LOCK_INIT;
-struct kmem_cache slab_caches_head = { .list = LIST_HEAD_INIT(slab_caches_head.list) };
+struct list_head slab_caches = LIST_HEAD_INIT(slab_caches);
 struct list_head slab_aliases = LIST_HEAD_INIT(slab_aliases);
 
 static bool slab_nomerge;
