@@ -15,20 +15,20 @@
  *   threads    4 threads (on any number of CPUs), each a private churn: an
  *              array of 2000 blocks replaced at random, 1 M times a thread;
  *              sizes 70% 16..128 B, 25% 128 B..1 KiB, 5% 1..16 KiB
- *   leak       5000 short threads, two at a time: each allocates 100 blocks
+ *   leak       2000 short threads, two at a time: each allocates 100 blocks
  *              of 16..512 B, frees 80 and leaves 20 on a global list (freed
  *              only at the end): a heap that keeps growing
  *   big        20 buffers of 5..25 MiB (filled first, untimed), replaced at
- *              random 60 times with calloc(); each new buffer is checked
+ *              random 40 times with calloc(); each new buffer is checked
  *              zero and written once a page (a program using it); an op is
  *              one replacement
  *   stress     8 threads, not pinned (oversubscribed on a 2-CPU machine),
  *              on one shared array of 8192 slots: take a random slot; empty:
  *              malloc 16..2048 B (1 in 64: up to 32 KiB); full: free it
  *              (half the time) or realloc it to a new size; so blocks move
- *              between threads; 400000 ops a thread
+ *              between threads; 200000 ops a thread
  *   bulk4096   bulk's rounds with 4096 x malloc(256), then the 4096 frees in
- *              allocation order; 2.5 M objects (glibc gives the top of its
+ *              allocation order; 1 M objects (glibc gives the top of its
  *              heap back every round: ~2 us an object)
  *
  * -x SCALE multiplies the rounds (server, threads, stress, bulk4096), the
@@ -199,7 +199,7 @@ static void wl_threads(void)
 
 /* ---- leak: many short threads, a growing heap -------------------------------- */
 
-#define LK_THREADS	5000
+#define LK_THREADS	2000
 #define LK_ALLOCS	100
 #define LK_KEEP		20
 
@@ -265,7 +265,7 @@ static void wl_leak(void)
 /* ---- big: blocks of 5..25 MiB, zero-filled, replaced at random -------------- */
 
 #define BG_BUFS		20
-#define BG_REPL		60
+#define BG_REPL		40
 #define BG_MIN		(5ul << 20)
 #define BG_MAX		(25ul << 20)
 
@@ -317,7 +317,7 @@ static void wl_big(void)
 
 #define ST_THREADS	8
 #define ST_SLOTS	8192
-#define ST_OPS		400000
+#define ST_OPS		200000
 
 static _Atomic(void *) st_slot[ST_SLOTS];
 static long st_ops;
@@ -424,7 +424,7 @@ static __attribute__((noinline)) void bulk4096_rounds(void **v, long rounds)
 static void wl_bulk4096(void)
 {
 	static void *v[BN_N];
-	long rounds = scaled(2500000 / BN_N);
+	long rounds = scaled(1000000 / BN_N);
 
 	bulk4096_rounds(v, rounds / 50 + 1);
 	cpu_start();
