@@ -56,6 +56,20 @@ struct s_chain {
 };
 
 static struct s_chain s_chain[S_CHAINS];
+
+/* Below 16 bytes C asks for 8-byte alignment only (jemalloc, mimalloc, tcmalloc give 8). */
+static void *xmalloc_any(size_t size)
+{
+	if (size >= 16)
+		return xmalloc(size);
+	void *p = malloc(size);
+	if (!p || ((uintptr_t)p & 7)) {
+		fprintf(stderr, "bench_peers_workloads: malloc(%zu) = %p\n", size, p);
+		printf("RESULT wl=abort alloc=%s errors=1\n", alloc_name);
+		exit(1);
+	}
+	return p;
+}
 static sem_t s_done;
 static atomic_long s_threads;
 
@@ -72,7 +86,7 @@ static void *server_thread(void *arg)
 			check(sl->p, sl->size, "server");
 		free(sl->p);
 		sl->size = S_MIN + (x >> 32) % (S_MAX - S_MIN + 1);
-		sl->p = xmalloc(sl->size);
+		sl->p = xmalloc_any(sl->size);
 		if (sl->size >= 16)
 			tag(sl->p, sl->size);
 		else
@@ -107,7 +121,7 @@ static void wl_server(void)
 		for (int i = 0; i < S_SLOTS; i++) {
 			struct lslot *sl = &s_chain[c].a[i];
 			sl->size = S_MIN + rnd(&s) % (S_MAX - S_MIN + 1);
-			sl->p = xmalloc(sl->size);
+			sl->p = xmalloc_any(sl->size);
 			if (sl->size >= 16)
 				tag(sl->p, sl->size);
 		}

@@ -145,10 +145,9 @@ static void *xmalloc(size_t size)
 		fflush(stdout);
 		exit(1);
 	}
-	/* 16-aligned, as glibc's; C asks only _Alignof(max_align_t) of blocks that fit it. */
-	if ((uintptr_t)p & (size >= 16 ? 15 : 7)) {
+	if ((uintptr_t)p & 15) {
 		if (atomic_fetch_add(&errors, 1) < 5)
-			fprintf(stderr, "bench_peers_workloads: malloc(%zu) = %p: misaligned\n",
+			fprintf(stderr, "bench_peers_workloads: malloc(%zu) = %p: not 16-aligned\n",
 				size, p);
 	}
 	return p;
