@@ -32,6 +32,9 @@
  *              allocate back to the budget) while the size mix drifts
  *              through 4 phases of 1 M replacements
  *   bulk       25000 rounds of: malloc 1000 x 256 B, then free them in order
+ *   server threads leak big stress bulk4096: threads on a shared heap,
+ *              oversubscribed threads, a growing heap, big zero-filled
+ *              blocks, large batches (bench/peers_wide.h)
  *
  * Every object is written (fully for frag and longlived, so that RSS counts
  * what a program would touch) and checked when freed: a tag at its start
@@ -40,7 +43,7 @@
  *
  * Output: one line per result, key=value, for scripts/report/:
  *   RESULT wl=hot16 alloc=glibc ops=40000000 ns_op=8.910 cpu_ns_op=8.870 secs=0.356
- *          peak_kb=1664 final_kb=1664 live_kb=0 mid_kb=0 errors=0
+ *          peak_kb=1664 final_kb=1664 live_kb=0 mid_kb=0 errors=0 minflt=3 sys_ms=0 nvcsw=0
  * ns_op is wall time per object allocated and freed (one malloc + one free;
  * for frag and longlived: per (mallocs + frees) / 2), cpu_ns_op the same
  * with the process's CPU time (all threads, spinning included); peak_kb is
@@ -277,21 +280,28 @@ static uint64_t cpu_ns(void)
 }
 
 static uint64_t cpu_t0;
+static struct rusage ru0;
 
 /* Start the CPU clock of the next result (the wall clock is the workload's). */
 static void cpu_start(void)
 {
+	getrusage(RUSAGE_SELF, &ru0);
 	cpu_t0 = cpu_ns();
 }
 
 static void result(const char *wl, long ops, uint64_t ns, long final, long live, long mid)
 {
 	uint64_t cpu = cpu_ns() - cpu_t0;
+	struct rusage ru;
 
+	getrusage(RUSAGE_SELF, &ru);
+	long sys_us = (ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000000L +
+		      (ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec);
 	printf("RESULT wl=%s alloc=%s ops=%ld ns_op=%.3f cpu_ns_op=%.3f secs=%.3f peak_kb=%ld"
-	       " final_kb=%ld live_kb=%ld mid_kb=%ld errors=%ld\n", wl, alloc_name, ops,
-	       (double)ns / (double)ops, (double)cpu / (double)ops, ns / 1e9, peak_kb(), final, live,
-	       mid, atomic_load(&errors));
+	       " final_kb=%ld live_kb=%ld mid_kb=%ld errors=%ld minflt=%ld sys_ms=%ld nvcsw=%ld\n",
+	       wl, alloc_name, ops, (double)ns / (double)ops, (double)cpu / (double)ops, ns / 1e9,
+	       peak_kb(), final, live, mid, atomic_load(&errors), ru.ru_minflt - ru0.ru_minflt,
+	       sys_us / 1000, ru.ru_nvcsw - ru0.ru_nvcsw);
 	kstat_print(wl);
 	fflush(stdout);
 }
@@ -662,6 +672,8 @@ static void wl_bulk(void)
 	result("bulk", rounds * B_N, t1 - t0, rss_kb(), 0, 0);
 }
 
+#include "peers_wide.h"
+
 /* ------------------------------------------------------------------------- */
 
 static const struct {
@@ -670,6 +682,8 @@ static const struct {
 } workloads[] = {
 	{ "hot", wl_hot }, { "larson", wl_larson }, { "prodcons", wl_prodcons },
 	{ "frag", wl_frag }, { "longlived", wl_longlived }, { "bulk", wl_bulk },
+	{ "server", wl_server }, { "threads", wl_threads }, { "leak", wl_leak },
+	{ "big", wl_big }, { "stress", wl_stress }, { "bulk4096", wl_bulk4096 },
 };
 #define NR_WL (int)(sizeof(workloads) / sizeof(workloads[0]))
 

@@ -791,12 +791,19 @@ KTEST(huge_64mib)
 	k_free(p);
 }
 
+static long minor_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 /*
  * Freed blocks over 4 MiB are kept mapped for reuse (malloc.huge_retain_mb,
  * 64 by default, none over half of it): the next block of about that size
- * is the same mapping, without an mmap or page faults.  calloc never gets
- * one (a fresh mapping reads as zeroes), nor does a block much smaller.
- * malloc_trim() unmaps them.
+ * is the same mapping, without an mmap or page faults.  calloc gets one
+ * too, cleared; a bigger block grows the biggest with mremap (its pages
+ * come along, resident); freed neighbours join.  malloc_trim() unmaps them.
  */
 KTEST(huge_blocks_are_reused)
 {
@@ -813,14 +820,33 @@ KTEST(huge_blocks_are_reused)
 	KT_EXPECT(k_usable(q) >= n - 100 * 1024);
 	k_free(q);
 
-	unsigned char *z = k_calloc(n, 1);		/* zeroes: a fresh mapping */
+	long f0 = minor_faults();
+	unsigned char *z = k_calloc(n, 1);		/* the retained block, cleared */
 	KT_ASSERT(z != NULL);
+	KT_EXPECT(z == p);
 	for (size_t i = 0; i < n; i += 4093)
 		if (z[i]) {
 			KT_FAIL("calloc(8 MiB) after a retained block: byte %zu not zero", i);
 			break;
 		}
+	KT_EXPECT(z[n - 1] == 0);
+	long f1 = minor_faults();
+	if (f1 - f0 > 200)
+		KT_FAIL("calloc(8 MiB) of a retained block faulted %ld pages", f1 - f0);
 	k_free(z);
+	/* Bigger than any retained: the retained one grows; only the new tail faults in. */
+	unsigned char *g = k_calloc(2 * n, 1);
+	KT_ASSERT(g != NULL);
+	for (size_t i = 0; i < 2 * n; i += 4096)
+		if (g[i]) {
+			KT_FAIL("calloc(16 MiB) grown from a retained block: byte %zu not zero", i);
+			break;
+		}
+	memset(g, 0x11, 2 * n);
+	long f2 = minor_faults();
+	if (f2 - f1 > (long)(n / 4096) + 300)
+		KT_FAIL("calloc(16 MiB) grown from an 8 MiB retained block faulted %ld pages", f2 - f1);
+	k_free(g);
 	malloc_trim(0);
 	/* Much smaller: the start of a retained one; the rest stays retained, for a block to grow into. */
 	unsigned char *big = k_malloc(n);
@@ -849,7 +875,7 @@ KTEST(huge_blocks_are_reused)
 	KT_EXPECT(with - after >= 20 * n - 64 * MiB - 8 * MiB);
 	malloc_trim(0);
 	unsigned long trimmed = rss_bytes();
-	KT_EXPECT(after - trimmed >= 32 * MiB);
+	KT_EXPECT(with - trimmed >= 20 * n - 8 * MiB);	/* all of them, after the trim */
 }
 
 /*
@@ -858,13 +884,6 @@ KTEST(huge_blocks_are_reused)
  * place, without page faults (before: every page faulted in again each
  * round, 13x glibc's time; glibc's heap keeps that memory).
  */
-static long minor_faults(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
-
 KTEST(realloc_growing_past_4mib_reuses_its_pages)
 {
 	long faults[3];

@@ -1221,7 +1221,7 @@ KTEST(bulk_double_free_at_main_boundary)
  */
 KTEST(bulk_double_free_at_main_boundary_barn_full)
 {
-	enum { N = 400 };
+	enum { N = 1200 };	/* past the barn: 42 sheaves of 12 at slub_barn_kb=1024 */
 	static void *o[N];
 	struct kmem_cache *s = kmem_cache_create("kt_sheaf_barn_df", 2048, 0, SLAB_NO_MERGE, NULL);
 	KT_ASSERT(s);

@@ -214,13 +214,17 @@ file == 5 && /^RESULT / {	# rss_floor.txt: bench_rss_floor's RESULT lines
 
 END {
 	nA = split("kmem glibc jemalloc mimalloc tcmalloc", A, " ")
-	nW = split("hot16 hot64 hot256 hot1024 larson prodcons frag longlived bulk", W, " ")
+	nW = split("hot16 hot64 hot256 hot1024 larson prodcons frag longlived bulk " \
+		   "server threads leak big stress bulk4096", W, " ")
 	label["hot16"] = "hot 16 B"; label["hot64"] = "hot 64 B"; label["hot256"] = "hot 256 B"
 	label["hot1024"] = "hot 1024 B"; label["larson"] = "larson (2 thr)"
 	label["prodcons"] = "prodcons 256 B"; label["frag"] = "frag"; label["longlived"] = "longlived"
 	label["bulk"] = "bulk 1000x256 B"
+	label["server"] = "server (thread chains)"; label["threads"] = "threads (4 churns)"
+	label["leak"] = "leak (short threads)"; label["big"] = "big 5-25 MiB calloc"
+	label["stress"] = "stress (8 thr, realloc)"; label["bulk4096"] = "bulk 4096x256 B"
 	# Workload groups of the geometric mean: hot counts once (geomean of its sizes).
-	nG = split("hot larson prodcons frag longlived bulk", G, " ")
+	nG = split("hot larson prodcons frag longlived bulk server threads leak big stress bulk4096", G, " ")
 	for (i = 1; i <= nW; i++)
 		group[W[i]] = W[i] ~ /^hot/ ? "hot" : W[i]
 

@@ -37,7 +37,7 @@ root=$PWD
 rounds=${REPORT_ROUNDS:-5}
 scale=${REPORT_SCALE:-1}
 out=${REPORT_DIR:-report}
-workloads=(${REPORT_WORKLOADS:-hot larson prodcons frag longlived bulk})
+workloads=(${REPORT_WORKLOADS:-hot larson prodcons frag longlived bulk server threads leak big stress bulk4096})
 for arg in "$@"; do
 	case $arg in
 	--quick) rounds=1; scale=0.2 ;;

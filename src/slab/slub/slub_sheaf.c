@@ -210,8 +210,12 @@ static bool sheaf_install(struct kmem_cache *s, struct kmem_cache_cpu *c)
  * keeps such bursts in its caches (tcmalloc's thread caches grow to a few
  * MiB), so by default the barn may hold more full sheaves, up to about
  * slub_barn_kb of objects per cache; 0 gives the kernel's fixed limit.
+ * 1 MiB: batches of 4096 x 256 B allocated then freed in order went
+ * through slabs (a flush and a refill per object, and each round's slabs
+ * freed to the page allocator and taken back) at 256 KiB, 211 instructions
+ * an object against 110; frag's and longlived's RSS moved by under 0.3 MB.
  */
-static unsigned int slub_barn_kb = 256;
+static unsigned int slub_barn_kb = 1024;
 kmem_param("slub_barn_kb", slub_barn_kb, uint,
 	   "bytes of objects (KiB) a cache's barn may hold in full sheaves (0: the kernel's 10 sheaves)");
 
