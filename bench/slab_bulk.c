@@ -37,121 +37,17 @@
 #include <kmem.h>
 
 #include "slab_bench.h"
+#include "slab_bulk.h"
 
 #include "slab/slab.h"
 #include "slab/slub/slub.h"
 
-#define MAX_RUNS	31
-#define MAX_BULK	4096
-#define OBJ_SIZE	256
 #define CMDLINE		"mem=256M"
 static char cmdline[512] = CMDLINE;	/* -c appends boot parameters */
-
-static const unsigned int bulk_sizes[] = {
-	1, 2, 3, 4, 8, 16, 30, 32, 34, 48, 64, 128, 158, 250, 512, 768, 1024, 2048, 4096,
-};
-#define NR_BULK		(int)(sizeof(bulk_sizes) / sizeof(bulk_sizes[0]))
 static bool bulk_on[NR_BULK];		/* -b: the sizes to run (default all) */
-
-/*
- * Reference data, NOT measured here: the post's table, a 2015 kernel's SLAB
- * with Brouer's bulk patch, obj size 256, on an i7-4790K @ 4.00GHz.
- * "Current" is the generic fallback then in place; 0 = not published.
- */
-static const struct {
-	unsigned int bulk;
-	int cur_cycles;
-	double cur_ns;
-	int bulk_cycles;
-	double bulk_ns;
-	double improved;
-} seed001[NR_BULK] = {
-	{ 1, 115, 28.812, 42, 10.715, 63.5 },	{ 2, 103, 25.956, 27, 6.985, 73.8 },
-	{ 3, 101, 25.336, 22, 5.733, 78.2 },	{ 4, 100, 25.147, 21, 5.319, 79.0 },
-	{ 8, 98, 24.616, 18, 4.620, 81.6 },	{ 16, 97, 24.408, 17, 4.344, 82.5 },
-	{ 30, 98, 24.641, 16, 4.202, 83.7 },	{ 32, 98, 24.607, 16, 4.199, 83.7 },
-	{ 34, 98, 24.605, 18, 4.579, 81.6 },	{ 48, 97, 24.463, 17, 4.405, 82.5 },
-	{ 64, 97, 24.370, 17, 4.384, 82.5 },	{ 128, 99, 24.763, 19, 4.755, 80.8 },
-	{ 158, 98, 24.708, 18, 4.723, 81.6 },	{ 250, 101, 25.342, 20, 5.035, 80.2 },
-	{ 512, 0, 0, 20, 5.214, 0 },		{ 768, 0, 0, 30, 7.734, 0 },
-	{ 1024, 0, 0, 40, 10.244, 0 },		{ 2048, 0, 0, 72, 18.049, 0 },
-	{ 4096, 0, 0, 90, 22.585, 0 },
-};
-#define SEED_FASTPATH_CYCLES	96
-#define SEED_FASTPATH_NS	24.119
-
-struct measure {
-	double cycles, ns;		/* medians, per object (one alloc + one free) */
-	double cpu;			/* median CPU-time ns per object (thread CPU clock) */
-	double cpu_min, cpu_max;
-	double aslow, fslow;		/* alloc/free slow paths per object, timed runs */
-};
-
-static void *objs[MAX_BULK];
 static unsigned int slab_objects, slab_order;	/* of the test caches */
 static int runs = 5;
 static long nobjs = 2000000;
-
-/* ---- the timed loops (noinline: one clear symbol each, as in the kernel test) ---- */
-
-static __attribute__((noinline)) void for_loop(long n)
-{
-	for (long i = 0; i < n; i++)
-		__asm__ volatile("");
-}
-
-static __attribute__((noinline)) int fastpath_reuse(struct kmem_cache *s, long n)
-{
-	for (long i = 0; i < n; i++) {
-		void *p = kmem_cache_alloc(s, GFP_KERNEL);
-		if (__builtin_expect(!p, 0))
-			return -1;
-		sb_use(p);
-		kmem_cache_free(s, p);
-	}
-	return 0;
-}
-
-static __attribute__((noinline)) int bulk_fallback(struct kmem_cache *s, unsigned int bulk, long iters)
-{
-	for (long i = 0; i < iters; i++) {
-		for (unsigned int j = 0; j < bulk; j++) {
-			objs[j] = kmem_cache_alloc(s, GFP_KERNEL);
-			if (__builtin_expect(!objs[j], 0))
-				return -1;
-		}
-		sb_use(objs);
-		for (unsigned int j = 0; j < bulk; j++)
-			kmem_cache_free(s, objs[j]);
-	}
-	return 0;
-}
-
-static __attribute__((noinline)) int bulk_quick_reuse(struct kmem_cache *s, unsigned int bulk, long iters)
-{
-	for (long i = 0; i < iters; i++) {
-		if (__builtin_expect(kmem_cache_alloc_bulk(s, GFP_KERNEL, bulk, objs) != (int)bulk, 0))
-			return -1;
-		sb_use(objs);
-		kmem_cache_free_bulk(s, bulk, objs);
-	}
-	return 0;
-}
-
-enum kind { FOR_LOOP, FASTPATH, FALLBACK, QUICK_REUSE };
-static const char *const kind_name[] = { "for_loop", "fastpath_reuse", "bulk_fallback",
-					 "bulk_quick_reuse" };
-
-static int run_kind(enum kind k, struct kmem_cache *s, unsigned int bulk, long iters)
-{
-	switch (k) {
-	case FOR_LOOP: for_loop(iters); return 0;
-	case FASTPATH: return fastpath_reuse(s, iters);
-	case FALLBACK: return bulk_fallback(s, bulk, iters);
-	case QUICK_REUSE: return bulk_quick_reuse(s, bulk, iters);
-	}
-	return -1;
-}
 
 static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
 {
