@@ -9,14 +9,15 @@
 #           and the real programs run under LD_PRELOAD: python3, sqlite3,
 #           g++ (C++ new/delete), xz-utils, perl
 #   bench:  libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 (peer allocators,
-#           loaded at run time only, via LD_PRELOAD/dlopen)
+#           loaded at run time only, via LD_PRELOAD/dlopen); valgrind
+#           (bench_sched_messaging's cache misses, cachegrind's simulated caches)
 #   --best-effort: install what can be installed (one package at a time if
 #           the batch fails), say what could not, and exit 0 (make run: the
 #           report marks a missing peer n/a rather than not being written).
 set -euo pipefail
 
 pkgs=(pkgconf libasan8 libtsan2 libubsan1 util-linux gnuplot-nox python3 sqlite3 g++ xz-utils perl)
-bench_pkgs=(libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4)
+bench_pkgs=(libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 valgrind)
 
 best_effort=0
 for arg in "$@"; do
