@@ -22,13 +22,16 @@
  * Two measures:
  *  - time: RUNS native runs per configuration (wall time of the message
  *    exchange and the process's CPU time), medians;
- *  - cache misses (-m): one run per configuration under
+ *  - cache misses (-m): runs per configuration under
  *    `valgrind --tool=cachegrind --cache-sim=yes`, whose simulated caches
  *    (this host has no hardware counters) count every access of the
  *    program: D1 and last-level misses.  Valgrind runs one thread at a
- *    time, so keep the run small (e.g. -g 5 -l 200).
+ *    time, so keep the run small (e.g. -g 5 -l 200).  The counts do not
+ *    depend on the clock, but on which thread valgrind runs when a socket
+ *    read blocks: with --fair-sched=yes they vary by a few % between runs
+ *    (by 20% without), so medians of several runs are shown with their range.
  *
- *   bench_sched_messaging [-g GROUPS] [-l LOOPS] [-r RUNS] [-a KEYS] [-m [-G GROUPS -L LOOPS]]
+ *   bench_sched_messaging [-g GROUPS] [-l LOOPS] [-r RUNS] [-a KEYS] [-m [-G GROUPS -L LOOPS -M RUNS]]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -297,6 +300,7 @@ static double cg_field(const char *text, const char *key)
 struct cg_result {
 	int state;		/* 1 ok, -1 n/a, -2 failed, -4 no valgrind */
 	double irefs, drefs, d1_misses, ll_misses, lld_misses;
+	double d1_lo, d1_hi, ll_lo, ll_hi;	/* over the runs (the figures above: medians) */
 };
 
 /* One configuration under cachegrind: this program again, in child mode (-C). */
@@ -322,7 +326,8 @@ static void cachegrind(int cfg, int g, int l, struct cg_result *r)
 			_exit(126);
 		dup2(fd, 2);
 		dup2(nul, 1);
-		execlp("valgrind", "valgrind", "--tool=cachegrind", "--cache-sim=yes",
+		/* --fair-sched: threads take turns in order, which keeps the counts within a few % run to run. */
+		execlp("valgrind", "valgrind", "--tool=cachegrind", "--cache-sim=yes", "--fair-sched=yes",
 		       "--cachegrind-out-file=/dev/null", self, "-C", cfgs_s, "-g", gs, "-l", ls, (char *)NULL);
 		_exit(127);
 	}
@@ -365,7 +370,8 @@ static void usage(void)
 		"            (default 10 and 100; the patch: -g 50 -l 1000)\n"
 		"  -r RUNS   timed native runs per configuration, medians (default 3)\n"
 		"  -a KEYS   configurations, of slub,before,page,byte (default all)\n"
-		"  -m        also count cache misses under valgrind's cachegrind, with -G/-L (default 5 and 200)\n"
+		"  -m        also count cache misses under valgrind's cachegrind, with -G/-L (default 5 and 200),\n"
+		"            -M runs per configuration, medians (default 3)\n"
 		"  -C N      (internal) run configuration N once in this process and print its RESULT\n",
 		NR_FDS, NR_FDS);
 	exit(2);
@@ -373,12 +379,12 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	int runs = 3, cg_groups = 5, cg_loops = 200, only = -1, opt;
+	int runs = 3, cg_groups = 5, cg_loops = 200, cg_runs = 3, only = -1, opt;
 	bool misses = false, on[NR_CFG];
 
 	for (int i = 0; i < NR_CFG; i++)
 		on[i] = true;
-	while ((opt = getopt(argc, argv, "g:l:r:a:mG:L:C:h")) != -1) {
+	while ((opt = getopt(argc, argv, "g:l:r:a:mG:L:M:C:h")) != -1) {
 		switch (opt) {
 		case 'g': groups = atoi(optarg); break;
 		case 'l': loops = atoi(optarg); break;
@@ -390,12 +396,13 @@ int main(int argc, char **argv)
 		case 'm': misses = true; break;
 		case 'G': cg_groups = atoi(optarg); break;
 		case 'L': cg_loops = atoi(optarg); break;
+		case 'M': cg_runs = atoi(optarg); break;
 		case 'C': only = atoi(optarg); break;
 		default: usage();
 		}
 	}
 	if (groups < 1 || groups > MAX_GROUPS || loops < 1 || runs < 1 || runs > 31 || cg_groups < 1 ||
-	    cg_groups > MAX_GROUPS || cg_loops < 1 || only >= NR_CFG)
+	    cg_groups > MAX_GROUPS || cg_loops < 1 || cg_runs < 1 || cg_runs > 31 || only >= NR_CFG)
 		usage();
 
 	if (only >= 0) {	/* child mode, e.g. under valgrind */
@@ -427,8 +434,32 @@ int main(int argc, char **argv)
 		if (on[c]) {
 			if (res[c * runs].state == -1)
 				cg[c].state = -1;	/* it did not boot natively either */
-			else if (have_vg)
-				cachegrind(c, cg_groups, cg_loops, &cg[c]);
+			else if (have_vg) {
+				struct cg_result one[31];
+				double ir[31], d1[31], ll[31];
+				int n = 0;
+				for (int k = 0; k < cg_runs; k++) {
+					memset(&one[k], 0, sizeof(one[k]));
+					cachegrind(c, cg_groups, cg_loops, &one[k]);
+					if (one[k].state != 1) {
+						cg[c].state = one[k].state;
+						break;
+					}
+					ir[n] = one[k].irefs;
+					d1[n] = one[k].d1_misses;
+					ll[n++] = one[k].ll_misses;
+				}
+				if (n == cg_runs) {
+					cg[c].state = 1;
+					cg[c].irefs = bench_median(ir, n);
+					cg[c].d1_misses = bench_median(d1, n);
+					cg[c].d1_lo = d1[0];
+					cg[c].d1_hi = d1[n - 1];
+					cg[c].ll_misses = bench_median(ll, n);
+					cg[c].ll_lo = ll[0];
+					cg[c].ll_hi = ll[n - 1];
+				}
+			}
 			else
 				cg[c].state = -4;
 		}
@@ -485,9 +516,9 @@ int main(int argc, char **argv)
 		if (st[c] == 1)
 			printf("RESULT cfg=%s wall_s=%.4f cpu_s=%.4f\n", cfgs[c].key, mw[c], mu[c]);
 	if (misses) {
-		printf("\nCache misses: cachegrind's simulated caches, one run each of -g %d -l %d (%lu messages),\n"
-		       "the whole program; per message.\n\n",
-		       cg_groups, cg_loops, (unsigned long)cg_groups * NR_FDS * NR_FDS * (unsigned long)cg_loops);
+		printf("\nCache misses: cachegrind's simulated caches, medians of %d runs of -g %d -l %d (%lu messages)\n"
+		       "each, the whole program (--fair-sched=yes); per message; [range over the runs].\n\n",
+		       cg_runs, cg_groups, cg_loops, (unsigned long)cg_groups * NR_FDS * NR_FDS * (unsigned long)cg_loops);
 		int cbase = -1;
 		for (int c = 0; c < NR_CFG; c++)
 			if (on[c] && cg[c].state == 1 && (cbase < 0 || !strcmp(cfgs[c].key, "before")))
@@ -506,10 +537,10 @@ int main(int argc, char **argv)
 							: "FAILED");
 				continue;
 			}
-			printf("%-15s | %12.0f | %12.0f | %12.0f | %10.2f | %10.3f | %+.1f%%, %+.1f%%\n", cfgs[c].label,
-			       r->irefs, r->d1_misses, r->ll_misses, r->d1_misses / msgs, r->ll_misses / msgs,
-			       100 * (r->d1_misses / cg[cbase].d1_misses - 1),
-			       100 * (r->ll_misses / cg[cbase].ll_misses - 1));
+			printf("%-15s | %12.0f | %12.0f | %12.0f | %10.2f | %10.3f | %+.1f%%, %+.1f%%   [D1 %.0f..%.0f, LL %.0f..%.0f]\n",
+			       cfgs[c].label, r->irefs, r->d1_misses, r->ll_misses, r->d1_misses / msgs,
+			       r->ll_misses / msgs, 100 * (r->d1_misses / cg[cbase].d1_misses - 1),
+			       100 * (r->ll_misses / cg[cbase].ll_misses - 1), r->d1_lo, r->d1_hi, r->ll_lo, r->ll_hi);
 			printf("RESULT cfg=%s cg_irefs=%.0f cg_d1_misses=%.0f cg_ll_misses=%.0f\n", cfgs[c].key, r->irefs,
 			       r->d1_misses, r->ll_misses);
 		}

@@ -18,7 +18,7 @@ grep -q '^RESULT cfg=slub .* messages=8000 bad=0$' <<<"$one" || bad "child mode:
 
 args=(-g 1 -l 10 -r 1)
 if [ -z "${KMEM_SANITIZE:-}" ] && command -v valgrind >/dev/null; then
-	args+=(-m -G 1 -L 5)
+	args+=(-m -G 1 -L 5 -M 1)
 fi
 out=$("$BIN/bench_sched_messaging" "${args[@]}" 2>/dev/null) || bad "bench_sched_messaging exited with $?"
 echo "$out" | sed -n '/^configuration/,/^$/p'

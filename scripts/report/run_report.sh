@@ -30,6 +30,9 @@
 #     REPORT_SKIP_BENCHES=1  skip steps 1 and 2 (peers only; REPORT_SKIP_SEEDS=1 too)
 #     REPORT_SKIP_TRACES=1 skip the traces (scripts/report/traces.sh, before step 4)
 #     REPORT_KMEM_RUN_CMDLINE="mem=64M ..."   kmem-run's boot command line
+#     REPORT_SLAB_ROUNDS=N rounds of the peers workloads under kmem on SLAB and SLOB (default 1)
+#     REPORT_SLAB_TRACE=file  the kernel slab trace bench_slab_mem replays
+#                          (default: the cut in bench/data/)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -41,7 +44,7 @@ workloads=(${REPORT_WORKLOADS:-hot larson prodcons frag longlived bulk server th
 for arg in "$@"; do
 	case $arg in
 	--quick) rounds=1; scale=0.2 ;;
-	-h|--help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
 	esac
 done
@@ -124,6 +127,20 @@ accepts() {
 	grep -q -- "$2" <<<"$usage"
 }
 
+# The benchmarks of the slab allocators side by side: Mackall's and Enberg's
+# tables (bench_slab_mem, on the boot-like workload and a cut of a real
+# kernel's slab trace: the whole capture when REPORT_SLAB_TRACE names it),
+# the SLAB bulk table (bench_slab_bulk_table) and the messaging benchmark
+# (bench_sched_messaging, time and cachegrind's cache misses).
+slab_benches() {
+	local trace=${REPORT_SLAB_TRACE:-$root/bench/data/devbox-6.18-slab-cut.perf.txt.xz}
+	local targs=()
+	[ -r "$trace" ] && targs=(-t "$trace")
+	bench bench_slab_mem 120 "${targs[@]}"
+	bench bench_slab_bulk_table 120 -r 3 -n 200000
+	bench bench_sched_messaging 240 -g 2 -l 50 -r 3 -m -G 1 -L 50 -M 3
+}
+
 if [ -n "${REPORT_SKIP_BENCHES:-}${REPORT_SKIP_SEEDS:-}" ]; then
 	echo "benchmarks skipped (REPORT_SKIP_BENCHES)" >>"$notes"
 else
@@ -144,6 +161,10 @@ else
 	bench bench_real_programs 400 -r 3
 	bench bench_startup 300 -n 100 -r 3
 
+	# ---- 1b. the slab allocators side by side (SLUB, SLAB, SLOB) ------------
+	# Each boots every allocator in its own process; one that does not boot
+	# in this build is n/a in its output.  About 30 s together.
+	slab_benches
 	# ---- 2. the page-allocator demo ---------------------------------------
 	if [ -x "$bin/kmem-run" ]; then
 		demo=()
@@ -269,6 +290,56 @@ else
 		timeout 60 "$bin/bench_rss_floor" "$wl" -x "$scale" >>"$raw/rss_floor.txt" 2>>"$raw/rss_floor.err" ||
 			echo "bench_rss_floor $wl failed (exit $?)" >>"$notes"
 	done
+fi
+
+# ---- 3b. kmem's malloc on SLAB and SLOB -------------------------------------
+# The same workloads under libkmem-malloc.so booted with KMEM_CMDLINE=slab=slab
+# and slab=slob (raw/peers-slab.tsv, same columns as peers.tsv), in
+# REPORT_SLAB_ROUNDS rounds (default 1: each round of both costs about 30 s,
+# more on SLOB's page walks).  A back-end that does not boot in this build
+# (a probe: ls under it) is n/a (raw/allocators-slab.txt).
+slab_rounds=${REPORT_SLAB_ROUNDS:-1}
+echo "slab_rounds=$slab_rounds" >>"$raw/machine.txt"
+slab_peers=$raw/peers-slab.tsv
+head -n 1 "$peers" >"$slab_peers" 2>/dev/null ||
+	printf 'round\talloc\twl\tops\tns_op\tcpu_ns_op\tsecs\tpeak_kb\tfinal_kb\tlive_kb\tmid_kb\terrors\trc\n' >"$slab_peers"
+: >"$raw/allocators-slab.txt"
+if [ -x "$bin/bench_peers_workloads" ] && [ -e "${lib[kmem]}" ]; then
+	t0=$(date +%s)
+	for a in kmem-slab kmem-slob; do
+		cmd="slab=${a#kmem-}"
+		if ! env KMEM_CMDLINE="$cmd" LD_PRELOAD="${lib[kmem]}" ls / >/dev/null 2>"$raw/probe-$a.err"; then
+			echo "$a n/a" >>"$raw/allocators-slab.txt"
+			log "$a (KMEM_CMDLINE=$cmd): does not boot in this build (n/a)"
+			continue
+		fi
+		echo "$a ${lib[kmem]} KMEM_CMDLINE=$cmd" >>"$raw/allocators-slab.txt"
+		for ((r = 1; r <= slab_rounds; r++)); do
+			log "kmem on ${a#kmem-} (KMEM_CMDLINE=$cmd), round $r/$slab_rounds: ${workloads[*]}"
+			for wl in "${workloads[@]}"; do
+				o=$raw/peers-$wl-$a-$r
+				timeout --kill-after=10 180 env KMEM_CMDLINE="$cmd" LD_PRELOAD="${lib[kmem]}" PEERS_ALLOC="$a" \
+					"$bin/bench_peers_workloads" "$wl" -x "$scale" >"$o.out" 2>"$o.err"
+				rc=$?
+				if ! grep -q '^RESULT' "$o.out" || [ "$rc" != 0 ]; then
+					printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$a" "$wl" "status $rc" \
+						"$(tail -n 3 "$o.err" | tr '\t\n' '  ')" >>"$raw/peers-failures-slab.txt"
+					log "  $wl under $a: FAILED: status $rc"
+				fi
+				awk -v r="$r" -v rc="$rc" '
+					/^RESULT/ {
+						delete v
+						for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+						printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r, v["alloc"],
+						       v["wl"], v["ops"], v["ns_op"], v["cpu_ns_op"], v["secs"],
+						       v["peak_kb"], v["final_kb"], v["live_kb"], v["mid_kb"],
+						       v["errors"], rc
+					}' "$o.out" >>"$slab_peers"
+				[ "$rc" = 0 ] && rm -f "$o.out" "$o.err"
+			done
+		done
+	done
+	echo "peers-slab seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
 fi
 
 # ---- traces: kmem-trace on recorded programs and the kernel's own traffic --
