@@ -364,7 +364,7 @@ int main(int argc, char **argv)
 		       "  replayed: %u operations on %u objects; skipped: %lu frees of objects allocated "
 		       "before the window, %lu kfree(NULL), %lu failed allocations; %lu allocations at an "
 		       "address still held (the old object freed first).\n\n",
-		       trace, t->lines, t->events, t->cache_allocs, t->cache_frees, t->kmallocs, t->kfrees,
+		       strrchr(trace, '/') ? strrchr(trace, '/') + 1 : trace, t->lines, t->events, t->cache_allocs, t->cache_frees, t->kmallocs, t->kfrees,
 		       t->ncache, t->nop, t->nobj, t->free_unseen, t->free_null, t->alloc_failed, t->realloc_live);
 	}
 
