@@ -62,13 +62,14 @@
  * The configurations: SLUB, SLAB with its defaults, and the patch's three
  * layouts of SLAB's freelist: "before" (4-byte indexes, the slab management
  * header in the slab), "after the previous posting" (the header overlaid
- * on struct page), "this patchset" (1-byte indexes).
+ * on struct page), "this patchset" (1-byte indexes): slab.layout=2013-before,
+ * 2013-prev and 2013.
  */
 static const struct sa_config cfgs[] = {
 	{ "slub", "SLUB", "slab=slub" },
-	{ "before", "SLAB before", "slab=slab slab.freelist_idx=4 slab.mgmt=onslab" },
-	{ "page", "SLAB page-mgmt", "slab=slab slab.freelist_idx=4" },
-	{ "byte", "SLAB byte-idx", "slab=slab slab.freelist_idx=1" },
+	{ "before", "SLAB before", "slab=slab slab.layout=2013-before" },
+	{ "prev", "SLAB prev", "slab=slab slab.layout=2013-prev" },
+	{ "byte", "SLAB byte-idx", "slab=slab slab.layout=2013" },
 };
 #define NR_CFG	((int)(sizeof(cfgs) / sizeof(cfgs[0])))
 
@@ -369,7 +370,7 @@ static void usage(void)
 		"  -g, -l    groups of %d senders and %d receivers, messages per sender and receiver pair\n"
 		"            (default 10 and 100; the patch: -g 50 -l 1000)\n"
 		"  -r RUNS   timed native runs per configuration, medians (default 3)\n"
-		"  -a KEYS   configurations, of slub,before,page,byte (default all)\n"
+		"  -a KEYS   configurations, of slub,before,prev,byte (default all)\n"
 		"  -m        also count cache misses under valgrind's cachegrind, with -G/-L (default 5 and 200),\n"
 		"            -M runs per configuration, medians (default 3)\n"
 		"  -C N      (internal) run configuration N once in this process and print its RESULT\n",
