@@ -256,6 +256,11 @@ static void run_messaging(struct run_result *res)
 	}
 	bad_total += res->bad;
 	res->state = 1;
+	pthread_attr_destroy(&attr);
+	free(tid);
+	free(snd);
+	free(rcv);
+	free(fds);
 }
 
 struct job {

@@ -477,5 +477,10 @@ int main(int argc, char **argv)
 			       r->pages_end, r->pages_peak, data_pages(small, big), data_pages(psmall, pbig),
 			       r->live_end, r->live_peak, r->allocs, r->frees, r->failed, r->meminfo_slab_kb);
 		}
+	for (int w = 0; w < nwl; w++)
+		pt_free(&wls[w].t);
+	if (!no_boot)
+		bw_free(&bw);
+	munmap(res, sizeof(*res) * (size_t)nwl * SA_NR_MEM_CONFIGS);
 	return 0;
 }
