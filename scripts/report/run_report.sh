@@ -44,7 +44,7 @@ workloads=(${REPORT_WORKLOADS:-hot larson prodcons frag longlived bulk server th
 for arg in "$@"; do
 	case $arg in
 	--quick) rounds=1; scale=0.2 ;;
-	-h|--help) sed -n '2,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,35s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
 	esac
 done
