@@ -102,6 +102,7 @@ struct receiver {
 
 static struct kmem_cache *skbuff_head_cache;
 static int groups = 10, loops = 100;
+static unsigned int run_limit = 120;	/* seconds a run may take (-T) */
 static atomic_int ready, go;
 static unsigned long bad_total;
 
@@ -272,6 +273,7 @@ static void child(void *arg)
 {
 	struct job *j = arg;
 
+	alarm(run_limit);	/* a configuration that hangs is killed and marked, the others still run */
 	if (sa_boot(BASE_CMDLINE, cfgs[j->cfg].params)) {
 		j->res->state = -1;
 		return;
@@ -332,6 +334,7 @@ static void cachegrind(int cfg, int g, int l, struct cg_result *r)
 			_exit(126);
 		dup2(fd, 2);
 		dup2(nul, 1);
+		alarm(run_limit);	/* kept across the exec: a hung run is killed */
 		/* --fair-sched: threads take turns in order, which keeps the counts within a few % run to run. */
 		execlp("valgrind", "valgrind", "--tool=cachegrind", "--cache-sim=yes", "--fair-sched=yes",
 		       "--cachegrind-out-file=/dev/null", self, "-C", cfgs_s, "-g", gs, "-l", ls, (char *)NULL);
@@ -378,6 +381,7 @@ static void usage(void)
 		"  -a KEYS   configurations, of slub,before,prev,byte (default all)\n"
 		"  -m        also count cache misses under valgrind's cachegrind, with -G/-L (default 5 and 200),\n"
 		"            -M runs per configuration, medians (default 3)\n"
+		"  -T SECS   a run (native or under valgrind) that takes longer is killed: FAILED (default 120)\n"
 		"  -C N      (internal) run configuration N once in this process and print its RESULT\n",
 		NR_FDS, NR_FDS);
 	exit(2);
@@ -390,7 +394,7 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < NR_CFG; i++)
 		on[i] = true;
-	while ((opt = getopt(argc, argv, "g:l:r:a:mG:L:M:C:h")) != -1) {
+	while ((opt = getopt(argc, argv, "g:l:r:a:mG:L:M:T:C:h")) != -1) {
 		switch (opt) {
 		case 'g': groups = atoi(optarg); break;
 		case 'l': loops = atoi(optarg); break;
@@ -403,6 +407,7 @@ int main(int argc, char **argv)
 		case 'G': cg_groups = atoi(optarg); break;
 		case 'L': cg_loops = atoi(optarg); break;
 		case 'M': cg_runs = atoi(optarg); break;
+		case 'T': run_limit = (unsigned int)atoi(optarg); break;
 		case 'C': only = atoi(optarg); break;
 		default: usage();
 		}
@@ -431,15 +436,22 @@ int main(int argc, char **argv)
 		for (int c = 0; c < NR_CFG; c++) {
 			if (!on[c])
 				continue;
+			if (k > 0 && res[c * runs].state != 1) {
+				res[c * runs + k].state = res[c * runs].state;	/* no second try of a failure */
+				continue;
+			}
 			struct job j = { c, &res[c * runs + k] };
+			uint64_t t0 = bench_now_ns();
 			if (!bench_fork(child, &j) && j.res->state != -1)
-				j.res->state = -2;
+				j.res->state = bench_now_ns() - t0 >= (uint64_t)run_limit * 1000000000ull ? -5 : -2;
 		}
 	bool have_vg = misses && bench_have("valgrind");
 	for (int c = 0; misses && c < NR_CFG; c++)
 		if (on[c]) {
 			if (res[c * runs].state == -1)
 				cg[c].state = -1;	/* it did not boot natively either */
+			else if (res[c * runs].state != 1)
+				cg[c].state = -2;	/* it failed natively: not again, slower */
 			else if (have_vg) {
 				struct cg_result one[31];
 				double ir[31], d1[31], ll[31];
@@ -510,8 +522,9 @@ int main(int argc, char **argv)
 			continue;
 		if (st[c] != 1) {
 			printf("%-15s | %-46s | %s\n", cfgs[c].label, cfgs[c].params,
-			       st[c] == -1 ? "n/a (does not boot in this build)"
+			       st[c] == -1   ? "n/a (does not boot in this build)"
 			       : st[c] == -3 ? "FAILED (a message arrived corrupted)"
+			       : st[c] == -5 ? "FAILED (did not finish within -T seconds: hung?)"
 					     : "FAILED (the run crashed)");
 			continue;
 		}

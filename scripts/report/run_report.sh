@@ -138,7 +138,7 @@ slab_benches() {
 	[ -r "$trace" ] && targs=(-t "$trace")
 	bench bench_slab_mem 120 "${targs[@]}"
 	bench bench_slab_bulk_table 120 -r 3 -n 200000
-	bench bench_sched_messaging 240 -g 2 -l 50 -r 3 -m -G 1 -L 50 -M 3
+	bench bench_sched_messaging 240 -g 2 -l 50 -r 3 -m -G 1 -L 50 -M 3 -T 30
 }
 
 if [ -n "${REPORT_SKIP_BENCHES:-}${REPORT_SKIP_SEEDS:-}" ]; then
