@@ -56,9 +56,10 @@ fi
 
 # kmem's malloc on SLAB and SLOB beside SLUB and the peers (slab_peers.awk).
 if [ -n "$peers_ok" ] && [ -e "$raw/peers-slab.tsv" ]; then
-	touch "$raw/allocators-slab.txt"
+	touch "$raw/allocators-slab.txt" "$raw/peers-failures-slab.txt"
 	awk -f "$here/slab_peers.awk" -v out="$out" -v srounds="$(get slab_rounds)" "$raw/allocators.txt" \
-		"$raw/allocators-slab.txt" "$raw/peers.tsv" "$raw/peers-slab.tsv" || rm -f "$out/peers_slab.md"
+		"$raw/allocators-slab.txt" "$raw/peers.tsv" "$raw/peers-slab.tsv" \
+		"$raw/peers-failures-slab.txt" || rm -f "$out/peers_slab.md"
 fi
 
 # The slab allocators side by side: bench_slab_mem (Mackall's and Enberg's

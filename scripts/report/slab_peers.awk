@@ -4,7 +4,8 @@
 #
 #   awk -f scripts/report/slab_peers.awk -v out=report \
 #       report/raw/allocators.txt report/raw/allocators-slab.txt \
-#       report/raw/peers.tsv report/raw/peers-slab.tsv   (optional: -v srounds=N)
+#       report/raw/peers.tsv report/raw/peers-slab.tsv \
+#       report/raw/peers-failures-slab.txt   (optional: -v srounds=N)
 #
 # Writes out/peers_slab.md: time per object and peak RSS on every workload
 # for kmem (SLUB, the default boot), kmem (SLAB) and kmem (SLOB) (malloc
@@ -49,6 +50,16 @@ file <= 2 {		# allocators.txt, allocators-slab.txt: "name path..." or "name n/a"
 	if ($12 + 0 > 0)
 		err[k] += $12
 	seen[$3] = 1
+	next
+}
+
+file == 5 {		# peers-failures-slab.txt: round alloc wl why stderr (tab-separated)
+	split($0, fl, "\t")
+	nw = fl[3] == "hot" ? split("hot16 hot64 hot256 hot1024", fw, " ") : split(fl[3], fw, " ")
+	for (j = 1; j <= nw; j++) {
+		failed[fw[j], fl[2]] = fl[4]
+		seen[fw[j]] = 1
+	}
 	next
 }
 
@@ -100,7 +111,7 @@ END {
 				if (na[A[j]])
 					cell = "n/a"
 				else if (!cnt[k])
-					cell = "-"
+					cell = failed[k] != "" ? "**failed** (" failed[k] ")" : "-"
 				else
 					cell = (t == 1 ? fmt_ns(mns[k]) : fmt_mb(mpeak[k])) (err[k] ? " (**errors**)" : "")
 				printf " %s |", cell > f
