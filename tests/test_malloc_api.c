@@ -1289,12 +1289,14 @@ static bool run_fresh(const char *mode, rlim_t as_limit)
 
 /*
  * A process whose first allocation is past kmalloc's caches gets a class
- * (they are set up by any first malloc, not only a small one), and with
+ * (they are set up by any first malloc, not only a small one).  With
  * memory fixed at 8 MiB (KMEM_CMDLINE=mem=8M) blocks of the classes past
- * 8 KiB go on in mappings of their own once the classes cannot grow, as
- * buddy-sized blocks do.
+ * 8 KiB, and blocks over 4 MiB, fail with ENOMEM once the 8 MiB are used:
+ * mem= bounds what malloc hands out, blocks that are mappings of their own
+ * included.  With malloc.huge_beyond_mem=1 (@beyond) they go on in
+ * mappings of their own once the classes cannot grow.
  */
-static int past_8k_main(void)
+static int past_8k_main(bool beyond)
 {
 	char *p = k_malloc(9000);
 	int rc = 0;
@@ -1305,18 +1307,44 @@ static int past_8k_main(void)
 		rc = 1;
 	}
 	free(k_malloc(32));	/* the classes are set up now, whatever the first malloc did */
-	static const size_t sizes[] = { 10000, 14000 };
-	for (size_t i = 0; i < 2; i++)
-		for (size_t total = 0; total < (40UL << 20); total += sizes[i]) {
+	static const size_t sizes[] = { 10000, 14000, 100000, 5UL << 20 };
+	for (size_t i = 0; i < 4; i++) {
+		static char *kept[8192];
+		size_t n = 0, total = 0;
+		for (; total < (40UL << 20); total += sizes[i]) {
+			errno = 0;
 			char *q = k_malloc(sizes[i]);
-			if (!q) {
+			if (!q && beyond) {
 				fprintf(stderr, "past-8k: malloc(%zu) failed after %zu MiB (mem=8M)\n",
 					sizes[i], total >> 20);
 				return 1;
 			}
+			if (!q) {
+				if (errno != ENOMEM) {
+					fprintf(stderr, "past-8k: malloc(%zu) NULL with errno %d\n", sizes[i], errno);
+					rc = 1;
+				}
+				break;
+			}
 			for (size_t off = 0; off < sizes[i]; off += 4096)
 				q[off] = 1;
+			if (!beyond)
+				kept[n++] = q;
 		}
+		if (!beyond && total > (8UL << 20)) {
+			fprintf(stderr, "past-8k: %zu MiB of %zu-byte blocks with mem=8M\n", total >> 20, sizes[i]);
+			rc = 1;
+		}
+		while (n)
+			free(kept[--n]);
+		/* All given back: the next block gets its memory again. */
+		char *q = k_malloc(sizes[i]);
+		if (!q) {
+			fprintf(stderr, "past-8k: malloc(%zu) fails after all was freed\n", sizes[i]);
+			rc = 1;
+		}
+		free(q);
+	}
 	return rc;
 }
 
@@ -1408,6 +1436,7 @@ static bool run_fresh_cmdline(const char *mode, const char *cmdline)
 KTEST(classes_past_8k_first_and_when_memory_is_full)
 {
 	KT_EXPECT(run_fresh_cmdline("--past-8k", "mem=8M"));
+	KT_EXPECT(run_fresh_cmdline("--past-8k-beyond", "mem=8M malloc.huge_beyond_mem=1"));
 }
 
 KTEST(address_space_limit_gives_the_heap_most_of_it)
@@ -1960,7 +1989,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--rlimit-as"))
 		return rlimit_as_main();
 	if (argc > 1 && !strcmp(argv[1], "--past-8k"))
-		return past_8k_main();
+		return past_8k_main(false);
+	if (argc > 1 && !strcmp(argv[1], "--past-8k-beyond"))
+		return past_8k_main(true);
 	if (argc > 1 && !strcmp(argv[1], "--small-first"))
 		return small_first_main();
 
