@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <kmem.h>
 
@@ -392,6 +393,92 @@ KTEST(pointer_not_in_any_slab)
 	free(heap);
 	KT_ASSERT(cache_ok(s));
 	kmem_cache_destroy(s);
+}
+
+/*
+ * A destroyed cache's handle: a second destroy, an allocation through it,
+ * are reported and do nothing; and a stale handle never reaches a cache
+ * created after the destroy (its struct is never handed out again).
+ */
+KTEST(stale_cache_handles)
+{
+	struct kmem_cache *old = new_cache("bad_stale", 96);
+	KT_ASSERT(old);
+	void *obj = kmem_cache_alloc(old, GFP);
+	KT_ASSERT(obj);
+	kmem_cache_free(old, obj);
+	kmem_cache_destroy(old);
+
+	/* New caches of the same shape: none may take the old one's place. */
+	struct kmem_cache *fresh[8];
+	for (int i = 0; i < 8; i++) {
+		fresh[i] = new_cache(i ? "bad_stale_more" : "bad_stale", 96);
+		KT_ASSERT(fresh[i]);
+		KT_ASSERT(fresh[i] != old);
+		if (i)
+			kmem_cache_destroy(fresh[i]);
+	}
+	BAD(kmem_cache_destroy(old), "not a live cache");
+	void *p = (void *)1;
+	BAD(p = kmem_cache_alloc(old, GFP), "not a live cache");
+	KT_ASSERT(p == NULL);
+	BAD(p = kmem_cache_zalloc(old, GFP), "not a live cache");
+	KT_ASSERT(p == NULL);
+	void *bulk[4];
+	int n = -1;
+	BAD(n = kmem_cache_alloc_bulk(old, GFP, 4, bulk), "not a live cache");
+	KT_ASSERT_EQ(n, 0);
+	/* The new cache with the old name is whole. */
+	KT_ASSERT(cache_ok(fresh[0]));
+	kmem_cache_destroy(fresh[0]);
+	BAD(kmem_cache_destroy(fresh[0]), "not a live cache");
+}
+
+/* kmem_cache_free(NULL, obj): the kernel would oops; reported, the object still goes back. */
+KTEST(cache_free_without_a_cache)
+{
+	struct kmem_cache *s = new_cache("bad_nullcache", 64);
+	KT_ASSERT(s);
+	void *obj = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(obj);
+	BAD(kmem_cache_free(NULL, obj), "no cache given");
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);	/* nothing left: no "Objects remaining" */
+}
+
+/* GFP bits <kmem/gfp.h> does not define: reported once per call site, then ignored. */
+KTEST(alloc_pages_with_undefined_gfp_bits)
+{
+	struct page *pg[3];
+	unsigned long before = kmem_report_count();
+	for (int i = 0; i < 3; i++) {
+		pg[i] = alloc_pages(GFP | 0x200u | 0x80000000u, 0);	/* one call site, three calls */
+		KT_ASSERT(pg[i]);
+	}
+	KT_ASSERT_EQ(kmem_report_count(), before + 1);
+	for (int i = 0; i < 3; i++)
+		__free_pages(pg[i], 0);
+	KT_ASSERT_EQ(kmem_report_count(), before + 1);
+	/* Every defined bit is accepted without a word. */
+	struct page *ok = alloc_pages(GFP | __GFP_NOWARN | __GFP_COMP, 1);
+	KT_ASSERT(ok);
+	__free_pages(ok, 1);
+	KT_ASSERT_EQ(kmem_report_count(), before + 1);
+}
+
+/* kmem_read() that fails leaves an empty string, as its header promises. */
+KTEST(kmem_read_error_terminates_the_buffer)
+{
+	char buf[32];
+	memset(buf, 'x', sizeof(buf));
+	KT_ASSERT(kmem_read("/proc/no_such_file", buf, sizeof(buf)) < 0);
+	KT_ASSERT_EQ(buf[0], '\0');
+	memset(buf, 'x', sizeof(buf));
+	KT_ASSERT(kmem_read(NULL, buf, sizeof(buf)) < 0);
+	KT_ASSERT_EQ(buf[0], '\0');
+	memset(buf, 'x', sizeof(buf));
+	KT_ASSERT(kmem_read("/sys/kernel/slab/no_such_cache/objects", buf, sizeof(buf)) < 0);
+	KT_ASSERT_EQ(buf[0], '\0');
 }
 
 KTEST(kfree_of_page_allocator_pages)

@@ -47,6 +47,7 @@ struct kmem_cache {
 
 	unsigned char order_cap;	/* kmem_cache_create_order()'s, if its slabs are past slab_max_order; else 0 */
 	bool small_first;		/* young, its slabs grow from its minimum order (kmem_cache_small_first()) */
+	bool dead;			/* destroyed: its handle is stale (kmem_cache_free_struct()) */
 	int refcount;			/* 1 + aliases; under slab_mutex */
 	char name[KMEM_CACHE_NAME_MAX];
 	struct list_head list;		/* slab_caches */
