@@ -5,14 +5,17 @@
  * where it stands on the command line (parameters after it override it):
  *
  *   slab_freelist_hardened=1  free pointers encoded (CONFIG_SLAB_FREELIST_HARDENED)
- *   slab_debug=FZPU           consistency checks (double frees anywhere on a
- *                             freelist), red zones around every object and
- *                             past each block's requested size, poison
- *                             (writes after free), who allocated and freed
+ *   slab_debug=FZP            consistency checks (double frees anywhere on a
+ *                             freelist), red zones around every object,
+ *                             poison (writes after free)
  *   panic_on_warn=1           the first report stops the program (abort())
  *
  * Invalid frees (pointers kmem never handed out) are reported in every
  * configuration; under the profile the report stops the program too.
+ * Not U (who allocated and freed, and the red zone between a block's
+ * requested size and its slot's end): storing the tracks costs ~15x more
+ * than FZP on a malloc+free pair (3 us against 0.2); "kmem.hardened
+ * slab_debug=FZPU" adds it.
  */
 #include <errno.h>
 
@@ -23,7 +26,7 @@ static bool kmem_hardened;
 
 static const char *const hardened_params[][2] = {
 	{ "slab_freelist_hardened", "1" },
-	{ "slab_debug", "FZPU" },
+	{ "slab_debug", "FZP" },
 	{ "panic_on_warn", "1" },
 };
 
@@ -44,4 +47,4 @@ static int set_hardened(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 kmem_param_cb("kmem.hardened", set_hardened, kmem_hardened,
-	      "hardened profile: slab_freelist_hardened=1 slab_debug=FZPU panic_on_warn=1");
+	      "hardened profile: slab_freelist_hardened=1 slab_debug=FZP panic_on_warn=1");
