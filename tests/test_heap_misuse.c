@@ -291,15 +291,12 @@ static const struct misuse {
 /*
  * What kmem's default does not promise to catch (docs/hardening.md), and
  * why: overruns and writes after free need red zones and poison (a block
- * has no header to check: slab_debug=ZP, kmem.hardened); a double free
- * that is not the last free of its size, in this thread, is looked for
- * only by slab_debug=F (kmem.hardened): the block may be handed out twice,
- * or a freelist broken.  The table shows what each actually does.
+ * has no header to check: slab_debug=ZP, kmem.hardened).  The table shows
+ * what each actually does.
  */
 static const char *const default_does_not_promise[] = {
 	"overflow_1", "overflow_1_slack", "overflow_32", "underflow_1", "underflow_32",
 	"write_after_free", "write_after_free_then_free",
-	"double_free_buried", "double_free_threads",
 };
 
 /*

@@ -396,6 +396,156 @@ KTEST(pointer_not_in_any_slab)
 }
 
 /*
+ * The double-free check on every free (the free key, slub/slub.h): a
+ * double free is caught whatever was freed between, without debug flags,
+ * and nothing is handed out twice.
+ */
+KTEST(double_free_buried_under_100_frees)
+{
+	struct kmem_cache *s = new_cache("bad_df_buried", 64);
+	KT_ASSERT(s);
+	char *p = kmem_cache_alloc(s, GFP), *q[100];
+	KT_ASSERT(p);
+	for (int i = 0; i < 100; i++)
+		KT_ASSERT(q[i] = kmem_cache_alloc(s, GFP));
+	kmem_cache_free(s, p);
+	for (int i = 0; i < 100; i++)
+		kmem_cache_free(s, q[i]);
+	BAD(kmem_cache_free(s, p), "Object already free");
+	/* Under 1000 more: through the barn and back to the slabs. */
+	char *r[1000];
+	for (int i = 0; i < 1000; i++)
+		KT_ASSERT(r[i] = kmem_cache_alloc(s, GFP));
+	char *x = r[500];
+	kmem_cache_free(s, x);
+	for (int i = 0; i < 1000; i++)
+		if (i != 500)
+			kmem_cache_free(s, r[i]);
+	BAD(kmem_cache_free(s, x), "Object already free");
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+/* A block freed again after it was handed out and used is no double free. */
+KTEST(free_key_does_not_accuse_a_reused_block)
+{
+	struct kmem_cache *s = new_cache("bad_df_reuse", 64);
+	KT_ASSERT(s);
+	unsigned long reports = kmem_report_count();
+	for (int round = 0; round < 1000; round++) {
+		/* Not even written: its first word still holds the key, and is looked up. */
+		void *p = kmem_cache_alloc(s, GFP);
+		KT_ASSERT(p);
+		kmem_cache_free(s, p);
+	}
+	void *many[300];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 300; i++)
+			KT_ASSERT(many[i] = kmem_cache_alloc(s, GFP));
+		for (int i = 0; i < 300; i++)
+			kmem_cache_free(s, many[299 - i]);
+	}
+	KT_ASSERT_EQ(kmem_report_count(), reports);
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+struct df_thread_arg {
+	struct kmem_cache *s;
+	void *x;
+	unsigned long reports;
+};
+
+static void *df_free_in_thread(void *argp)
+{
+	struct df_thread_arg *a = argp;
+	unsigned long before = kmem_report_count();
+	kmem_cache_free(a->s, a->x);
+	a->reports = kmem_report_count() - before;
+	return NULL;
+}
+
+/*
+ * Freed by one thread, then again by another: caught once the first
+ * thread's copy is where the second can see it (the barn, the slab: the
+ * first thread exited, or its sheaves were flushed).  A copy still in
+ * a live thread's own sheaf is not (glibc's tcache has the same blind
+ * spot; its arena checks see the rest).
+ */
+KTEST(double_free_across_threads)
+{
+	struct kmem_cache *s = new_cache("bad_df_threads", 64);
+	KT_ASSERT(s);
+	pthread_t t;
+	/* Freed by a thread that exits (its sheaves go back), then here. */
+	struct df_thread_arg a = { s, kmem_cache_alloc(s, GFP), 0 };
+	KT_ASSERT(a.x);
+	KT_ASSERT(pthread_create(&t, NULL, df_free_in_thread, &a) == 0);
+	pthread_join(t, NULL);
+	KT_ASSERT_EQ(a.reports, 0);
+	BAD(kmem_cache_free(s, a.x), "Object already free");
+	/*
+	 * Freed here, this thread's sheaves flushed (kmem_cache_shrink(): the
+	 * object goes back to its slab, which a live neighbour keeps), then
+	 * freed by another thread.
+	 */
+	char *r[2];
+	for (int i = 0; i < 2; i++)
+		KT_ASSERT(r[i] = kmem_cache_alloc(s, GFP));
+	KT_ASSERT(virt_to_slab(r[0]) == virt_to_slab(r[1]));
+	kmem_cache_free(s, r[0]);
+	kmem_cache_shrink(s);
+	struct df_thread_arg b = { s, r[0], 0 };
+	KT_ASSERT(pthread_create(&t, NULL, df_free_in_thread, &b) == 0);
+	pthread_join(t, NULL);
+	KT_ASSERT_EQ(b.reports, 1);
+	kmem_cache_free(s, r[1]);
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+/* In bulk frees: an object freed before, and one named twice in the same call. */
+KTEST(double_free_in_bulk_frees)
+{
+	struct kmem_cache *s = new_cache("bad_df_bulk", 64);
+	KT_ASSERT(s);
+	void *p[40], *old = kmem_cache_alloc(s, GFP), *q[20];
+	KT_ASSERT(old);
+	for (int i = 0; i < 20; i++)
+		KT_ASSERT(q[i] = kmem_cache_alloc(s, GFP));
+	kmem_cache_free(s, old);
+	for (int i = 0; i < 20; i++)
+		kmem_cache_free(s, q[i]);
+	KT_ASSERT_EQ(kmem_cache_alloc_bulk(s, GFP, 30, p), 30);
+	p[30] = old;			/* freed above, buried under 20 */
+	BAD(kmem_cache_free_bulk(s, 31, p), "Object already free");
+	KT_ASSERT_EQ(kmem_cache_alloc_bulk(s, GFP, 30, p), 30);
+	p[30] = p[3];			/* twice in one call */
+	BAD(kmem_cache_free_bulk(s, 31, p), "Object already free");
+	/* kfree_bulk() of kmalloc objects: the same. */
+	void *k[10];
+	for (int i = 0; i < 10; i++)
+		KT_ASSERT(k[i] = kmalloc(64, GFP));
+	void *kold = k[0];
+	kfree_bulk(10, k);
+	for (int i = 0; i < 10; i++)
+		KT_ASSERT(k[i] = kmalloc(64, GFP));
+	int holds_old = 0;
+	for (int i = 0; i < 10; i++)
+		holds_old |= k[i] == kold;
+	if (!holds_old) {
+		void *kk[11];
+		memcpy(kk, k, sizeof(k));
+		kk[10] = kold;
+		BAD(kfree_bulk(11, kk), "Object already free");
+	} else {
+		kfree_bulk(10, k);
+	}
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+/*
  * A destroyed cache's handle: a second destroy, an allocation through it,
  * are reported and do nothing; and a stale handle never reaches a cache
  * created after the destroy (its struct is never handed out again).

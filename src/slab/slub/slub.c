@@ -753,6 +753,67 @@ void report_double_free(struct kmem_cache *s, const void *x)
 		    s->name, x);
 }
 
+uintptr_t slub_free_key = 1;
+
+/*
+ * A free found the free key in @x: is @x really free?  Looked for where a
+ * freed object of @s can be that this thread may read: its main sheaf and
+ * spare, its cpu freelist, the barn's full sheaves (under the barn's lock),
+ * and @x's slab's freelist.  Not in other threads' sheaves: an object
+ * freed by a thread that still holds it, freed again by another, is not
+ * found (as glibc's tcache key: its own tcache only).  The slab's freelist
+ * changes under other threads' frees and allocations: it is walked with
+ * every link checked to be an object of the slab, at most its object
+ * count, so a link read as another thread rewrites it ends the walk, not
+ * the process (hence no ThreadSanitizer on it).
+ */
+__attribute__((noinline, no_sanitize("thread")))
+bool slub_object_is_free(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c, void *x)
+{
+	if (c && c->objs) {
+		if (c->hot == x)
+			return true;
+		for (unsigned int i = 0; i < c->count; i++)
+			if (c->objs[i] == x)
+				return true;
+		if (c->spare)
+			for (unsigned int i = 0; i < c->spare->size; i++)
+				if (c->spare->objects[i] == x)
+					return true;
+	}
+	if (c && c->slab == slab && c->freelist) {
+		void *p = c->freelist;
+		for (unsigned int i = 0; p && i < ss_objects(slab_state(slab)); i++) {
+			if (p == x)
+				return true;
+			if (!slab_obj_valid(s, slab, p))
+				break;
+			p = get_freepointer(s, p);
+		}
+	}
+	if (slub_of(s)->sheaf_capacity) {
+		struct node_barn *barn = &slub_of(s)->barn;
+		bool found = false;
+		kmem_lock(&barn->lock);
+		for (struct slab_sheaf *sh = barn->full; sh && !found; sh = sh->next)
+			for (unsigned int i = 0; i < sh->size && !found; i++)
+				found = sh->objects[i] == x;
+		kmem_unlock(&barn->lock);
+		if (found)
+			return true;
+	}
+	uint64_t st = slab_state(slab);
+	void *p = ss_freelist(slab, st);
+	for (unsigned int i = 0; p && i < ss_objects(st); i++) {
+		if (p == x)
+			return true;
+		if (!slab_obj_valid(s, slab, p))
+			break;
+		p = get_freepointer(s, p);
+	}
+	return false;
+}
+
 void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
 {
 	struct slab *slab = page_slab(head);
@@ -796,6 +857,15 @@ void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned
 		report_double_free(s, x);
 		return;
 	}
+	/* The free key (slub.h): found, then looked for among the free objects. */
+	bool keyed = !kmem_cache_debug(s);
+	if (keyed && unlikely(slub_free_keyed(s, x)) &&
+	    slub_object_is_free(s, slab, c, x)) {
+		report_double_free(s, x);
+		return;
+	}
+	if (keyed)
+		*slub_free_key_word(s, x) = s->free_key;
 	if (c && c->objs)
 		sheaf_settle(c);
 	if (c && slub_of(s)->sheaf_capacity && sheaf_free_slow(s, c, x)) {
