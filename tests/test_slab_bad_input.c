@@ -412,7 +412,7 @@ KTEST(double_free_buried_under_100_frees)
 	for (int i = 0; i < 100; i++)
 		kmem_cache_free(s, q[i]);
 	BAD(kmem_cache_free(s, p), "Object already free");
-	/* Under 1000 more: through the barn and back to the slabs. */
+	/* Under 1000 more: its sheaf went to the spare, the rest to the barn. */
 	char *r[1000];
 	for (int i = 0; i < 1000; i++)
 		KT_ASSERT(r[i] = kmem_cache_alloc(s, GFP));
@@ -467,7 +467,7 @@ static void *df_free_in_thread(void *argp)
 
 /*
  * Freed by one thread, then again by another: caught once the first
- * thread's copy is where the second can see it (the barn, the slab: the
+ * thread's copy is where the second can see it (its slab: the
  * first thread exited, or its sheaves were flushed).  A copy still in
  * a live thread's own sheaf is not (glibc's tcache has the same blind
  * spot; its arena checks see the rest).
