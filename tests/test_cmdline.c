@@ -21,6 +21,7 @@
 
 #include "core/cmdline.h"
 #include "page_alloc/mm.h"
+#include "platform/os.h"
 
 #include "lib/kt_util.h"
 #include "ktest.h"
@@ -117,6 +118,9 @@ static const struct bad_case bad_cases[] = {
 	{ "kmem.max_mem=\" -1\"", { "kmem.max_mem" } },
 	{ "mem=+64M", { "'mem'" } },
 	{ "mem=\"64M\"junk", { "closing quote", "mem" } },
+	/* More than the address space can hold: refused before anything is reserved. */
+	{ "mem=100T", { "mem=100 TiB", "address space" } },
+	{ "mem=16383T", { "address space" } },
 };
 
 static void bad_cmdline(void *arg)
@@ -308,6 +312,7 @@ KTEST(kmem_cmdline_env_bad_aborts)
 		{ "mem=32M bogus_param=7", { "bogus_param", "KMEM_CMDLINE" } },
 		{ "mem=abc", { "'mem'", "KMEM_CMDLINE" } },
 		{ "mem=1M", { "too small" } },
+		{ "mem=100T", { "address space", "KMEM_CMDLINE" } },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int status;
@@ -321,6 +326,28 @@ KTEST(kmem_cmdline_env_bad_aborts)
 					cases[i].cmdline, cases[i].named[j], err);
 		free(err);
 	}
+}
+
+/*
+ * mem= above the machine's RAM and swap is refused, at once and before
+ * anything is reserved: bringing 2 TiB online cost seconds and 2 GB of RSS.
+ */
+KTEST(kmem_cmdline_mem_beyond_the_machine)
+{
+	unsigned long backing = os_total_ram() + os_total_swap();
+	char line[64];
+
+	if (!os_total_ram() || backing >= (8UL << 40)) {
+		printf("  (skipped: RAM and swap unknown or above 8 TiB)\n");
+		return;
+	}
+	/* Twice the machine, in whole GiB. */
+	snprintf(line, sizeof(line), "mem=%luG", (backing >> 30) * 2 + 2);
+	struct bad_case bc = { line, { "more than this machine can back", "RAM" } };
+	unsigned long t0 = os_now_ns();
+	KT_ASSERT_CHILD_OK(kt_fork(bad_cmdline, &bc));
+	/* The refusal, a fork and a 16 MiB boot included. */
+	KT_ASSERT((os_now_ns() - t0) / 1000000 < 1000);
 }
 
 /* kmem_init() ignores KMEM_CMDLINE. */

@@ -22,10 +22,12 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <kmem.h>
 
 #include "core/printk.h"
+#include "slab/backend.h"
 #include "slab/slab.h"
 #include "slab/slub/slub.h"
 
@@ -392,6 +394,254 @@ KTEST(pointer_not_in_any_slab)
 	free(heap);
 	KT_ASSERT(cache_ok(s));
 	kmem_cache_destroy(s);
+}
+
+/*
+ * The double-free check on every free (the free key, slub/slub.h): a
+ * double free is caught whatever was freed between, without debug flags,
+ * and nothing is handed out twice.
+ */
+KTEST(double_free_buried_under_100_frees)
+{
+	if (strcmp(slab_ops.name, "slub")) {
+		printf("  (skipped: the free key is SLUB's; slab=%s has none yet)\n", slab_ops.name);
+		return;
+	}
+	struct kmem_cache *s = new_cache("bad_df_buried", 64);
+	KT_ASSERT(s);
+	char *p = kmem_cache_alloc(s, GFP), *q[100];
+	KT_ASSERT(p);
+	for (int i = 0; i < 100; i++)
+		KT_ASSERT(q[i] = kmem_cache_alloc(s, GFP));
+	kmem_cache_free(s, p);
+	for (int i = 0; i < 100; i++)
+		kmem_cache_free(s, q[i]);
+	BAD(kmem_cache_free(s, p), "Object already free");
+	/* Under 1000 more: its sheaf went to the spare, the rest to the barn. */
+	char *r[1000];
+	for (int i = 0; i < 1000; i++)
+		KT_ASSERT(r[i] = kmem_cache_alloc(s, GFP));
+	char *x = r[500];
+	kmem_cache_free(s, x);
+	for (int i = 0; i < 1000; i++)
+		if (i != 500)
+			kmem_cache_free(s, r[i]);
+	BAD(kmem_cache_free(s, x), "Object already free");
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+/* A block freed again after it was handed out and used is no double free. */
+KTEST(free_key_does_not_accuse_a_reused_block)
+{
+	struct kmem_cache *s = new_cache("bad_df_reuse", 64);
+	KT_ASSERT(s);
+	unsigned long reports = kmem_report_count();
+	for (int round = 0; round < 1000; round++) {
+		/* Not even written: its first word still holds the key, and is looked up. */
+		void *p = kmem_cache_alloc(s, GFP);
+		KT_ASSERT(p);
+		kmem_cache_free(s, p);
+	}
+	void *many[300];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 300; i++)
+			KT_ASSERT(many[i] = kmem_cache_alloc(s, GFP));
+		for (int i = 0; i < 300; i++)
+			kmem_cache_free(s, many[299 - i]);
+	}
+	KT_ASSERT_EQ(kmem_report_count(), reports);
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+struct df_thread_arg {
+	struct kmem_cache *s;
+	void *x;
+	unsigned long reports;
+};
+
+static void *df_free_in_thread(void *argp)
+{
+	struct df_thread_arg *a = argp;
+	unsigned long before = kmem_report_count();
+	kmem_cache_free(a->s, a->x);
+	a->reports = kmem_report_count() - before;
+	return NULL;
+}
+
+/*
+ * Freed by one thread, then again by another: caught once the first
+ * thread's copy is where the second can see it (its slab: the
+ * first thread exited, or its sheaves were flushed).  A copy still in
+ * a live thread's own sheaf is not (glibc's tcache has the same blind
+ * spot; its arena checks see the rest).
+ */
+KTEST(double_free_across_threads)
+{
+	if (strcmp(slab_ops.name, "slub")) {
+		printf("  (skipped: the free key is SLUB's; slab=%s has none yet)\n", slab_ops.name);
+		return;
+	}
+	struct kmem_cache *s = new_cache("bad_df_threads", 64);
+	KT_ASSERT(s);
+	pthread_t t;
+	/* Freed by a thread that exits (its sheaves go back), then here. */
+	struct df_thread_arg a = { s, kmem_cache_alloc(s, GFP), 0 };
+	KT_ASSERT(a.x);
+	KT_ASSERT(pthread_create(&t, NULL, df_free_in_thread, &a) == 0);
+	pthread_join(t, NULL);
+	KT_ASSERT_EQ(a.reports, 0);
+	BAD(kmem_cache_free(s, a.x), "Object already free");
+	/*
+	 * Freed here, this thread's sheaves flushed (kmem_cache_shrink(): the
+	 * object goes back to its slab, which a live neighbour keeps), then
+	 * freed by another thread.
+	 */
+	char *r[2];
+	for (int i = 0; i < 2; i++)
+		KT_ASSERT(r[i] = kmem_cache_alloc(s, GFP));
+	KT_ASSERT(virt_to_slab(r[0]) == virt_to_slab(r[1]));
+	kmem_cache_free(s, r[0]);
+	kmem_cache_shrink(s);
+	struct df_thread_arg b = { s, r[0], 0 };
+	KT_ASSERT(pthread_create(&t, NULL, df_free_in_thread, &b) == 0);
+	pthread_join(t, NULL);
+	KT_ASSERT_EQ(b.reports, 1);
+	kmem_cache_free(s, r[1]);
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+/* In bulk frees: an object freed before, and one named twice in the same call. */
+KTEST(double_free_in_bulk_frees)
+{
+	if (strcmp(slab_ops.name, "slub")) {
+		printf("  (skipped: the free key is SLUB's; slab=%s has none yet)\n", slab_ops.name);
+		return;
+	}
+	struct kmem_cache *s = new_cache("bad_df_bulk", 64);
+	KT_ASSERT(s);
+	void *p[40], *old = kmem_cache_alloc(s, GFP), *q[20];
+	KT_ASSERT(old);
+	for (int i = 0; i < 20; i++)
+		KT_ASSERT(q[i] = kmem_cache_alloc(s, GFP));
+	kmem_cache_free(s, old);
+	for (int i = 0; i < 20; i++)
+		kmem_cache_free(s, q[i]);
+	KT_ASSERT_EQ(kmem_cache_alloc_bulk(s, GFP, 30, p), 30);
+	p[30] = old;			/* freed above, buried under 20 */
+	BAD(kmem_cache_free_bulk(s, 31, p), "Object already free");
+	KT_ASSERT_EQ(kmem_cache_alloc_bulk(s, GFP, 30, p), 30);
+	p[30] = p[3];			/* twice in one call */
+	BAD(kmem_cache_free_bulk(s, 31, p), "Object already free");
+	/* kfree_bulk() of kmalloc objects: the same. */
+	void *k[10];
+	for (int i = 0; i < 10; i++)
+		KT_ASSERT(k[i] = kmalloc(64, GFP));
+	void *kold = k[0];
+	kfree_bulk(10, k);
+	for (int i = 0; i < 10; i++)
+		KT_ASSERT(k[i] = kmalloc(64, GFP));
+	int holds_old = 0;
+	for (int i = 0; i < 10; i++)
+		holds_old |= k[i] == kold;
+	if (!holds_old) {
+		void *kk[11];
+		memcpy(kk, k, sizeof(k));
+		kk[10] = kold;
+		BAD(kfree_bulk(11, kk), "Object already free");
+	} else {
+		kfree_bulk(10, k);
+	}
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);
+}
+
+/*
+ * A destroyed cache's handle: a second destroy, an allocation through it,
+ * are reported and do nothing; and a stale handle never reaches a cache
+ * created after the destroy (its struct is never handed out again).
+ */
+KTEST(stale_cache_handles)
+{
+	struct kmem_cache *old = new_cache("bad_stale", 96);
+	KT_ASSERT(old);
+	void *obj = kmem_cache_alloc(old, GFP);
+	KT_ASSERT(obj);
+	kmem_cache_free(old, obj);
+	kmem_cache_destroy(old);
+
+	/* New caches of the same shape: none may take the old one's place. */
+	struct kmem_cache *fresh[8];
+	for (int i = 0; i < 8; i++) {
+		fresh[i] = new_cache(i ? "bad_stale_more" : "bad_stale", 96);
+		KT_ASSERT(fresh[i]);
+		KT_ASSERT(fresh[i] != old);
+		if (i)
+			kmem_cache_destroy(fresh[i]);
+	}
+	BAD(kmem_cache_destroy(old), "not a live cache");
+	void *p = (void *)1;
+	BAD(p = kmem_cache_alloc(old, GFP), "not a live cache");
+	KT_ASSERT(p == NULL);
+	BAD(p = kmem_cache_zalloc(old, GFP), "not a live cache");
+	KT_ASSERT(p == NULL);
+	void *bulk[4];
+	int n = -1;
+	BAD(n = kmem_cache_alloc_bulk(old, GFP, 4, bulk), "not a live cache");
+	KT_ASSERT_EQ(n, 0);
+	/* The new cache with the old name is whole. */
+	KT_ASSERT(cache_ok(fresh[0]));
+	kmem_cache_destroy(fresh[0]);
+	BAD(kmem_cache_destroy(fresh[0]), "not a live cache");
+}
+
+/* kmem_cache_free(NULL, obj): the kernel would oops; reported, the object still goes back. */
+KTEST(cache_free_without_a_cache)
+{
+	struct kmem_cache *s = new_cache("bad_nullcache", 64);
+	KT_ASSERT(s);
+	void *obj = kmem_cache_alloc(s, GFP);
+	KT_ASSERT(obj);
+	BAD(kmem_cache_free(NULL, obj), "no cache given");
+	KT_ASSERT(cache_ok(s));
+	kmem_cache_destroy(s);	/* nothing left: no "Objects remaining" */
+}
+
+/* GFP bits <kmem/gfp.h> does not define: reported once per call site, then ignored. */
+KTEST(alloc_pages_with_undefined_gfp_bits)
+{
+	struct page *pg[3];
+	unsigned long before = kmem_report_count();
+	for (int i = 0; i < 3; i++) {
+		pg[i] = alloc_pages(GFP | 0x200u | 0x80000000u, 0);	/* one call site, three calls */
+		KT_ASSERT(pg[i]);
+	}
+	KT_ASSERT_EQ(kmem_report_count(), before + 1);
+	for (int i = 0; i < 3; i++)
+		__free_pages(pg[i], 0);
+	KT_ASSERT_EQ(kmem_report_count(), before + 1);
+	/* Every defined bit is accepted without a word. */
+	struct page *ok = alloc_pages(GFP | __GFP_NOWARN | __GFP_COMP, 1);
+	KT_ASSERT(ok);
+	__free_pages(ok, 1);
+	KT_ASSERT_EQ(kmem_report_count(), before + 1);
+}
+
+/* kmem_read() that fails leaves an empty string, as its header promises. */
+KTEST(kmem_read_error_terminates_the_buffer)
+{
+	char buf[32];
+	memset(buf, 'x', sizeof(buf));
+	KT_ASSERT(kmem_read("/proc/no_such_file", buf, sizeof(buf)) < 0);
+	KT_ASSERT_EQ(buf[0], '\0');
+	memset(buf, 'x', sizeof(buf));
+	KT_ASSERT(kmem_read(NULL, buf, sizeof(buf)) < 0);
+	KT_ASSERT_EQ(buf[0], '\0');
+	memset(buf, 'x', sizeof(buf));
+	KT_ASSERT(kmem_read("/sys/kernel/slab/no_such_cache/objects", buf, sizeof(buf)) < 0);
+	KT_ASSERT_EQ(buf[0], '\0');
 }
 
 KTEST(kfree_of_page_allocator_pages)

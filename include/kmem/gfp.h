@@ -54,6 +54,14 @@ typedef unsigned int gfp_t;
 #define __GFP_DMA		((gfp_t)___GFP_DMA)
 #define __GFP_DMA32		((gfp_t)___GFP_DMA32)
 
+/* Every bit above: alloc_pages() reports others (kernel __GFP_BITS_MASK). */
+#define __GFP_BITS_MASK	((gfp_t)(___GFP_DMA | ___GFP_HIGHMEM | ___GFP_DMA32 | ___GFP_MOVABLE | \
+				 ___GFP_RECLAIMABLE | ___GFP_HIGH | ___GFP_IO | ___GFP_FS | \
+				 ___GFP_ZERO | ___GFP_DIRECT_RECLAIM | ___GFP_KSWAPD_RECLAIM | \
+				 ___GFP_WRITE | ___GFP_NOWARN | ___GFP_RETRY_MAYFAIL | ___GFP_NOFAIL | \
+				 ___GFP_NORETRY | ___GFP_MEMALLOC | ___GFP_COMP | ___GFP_NOMEMALLOC | \
+				 ___GFP_HARDWALL | ___GFP_THISNODE | ___GFP_ACCOUNT))
+
 #define GFP_ATOMIC	(__GFP_HIGH | __GFP_KSWAPD_RECLAIM)
 #define GFP_KERNEL	(__GFP_RECLAIM | __GFP_IO | __GFP_FS)
 #define GFP_KERNEL_ACCOUNT (GFP_KERNEL | __GFP_ACCOUNT)

@@ -210,6 +210,17 @@ int __kmem_boot(void)
 			kmem_unlock(&boot_lock);
 			os_abort();
 		}
+		if (rc) {
+			/*
+			 * No memory or address space for kmem itself: a program
+			 * run on with every allocation failing retries, spins
+			 * or grows elsewhere (python3 grew past 7.8 GB) instead
+			 * of saying why.  Stop it now, with the reason.
+			 */
+			pr_err("cannot boot: no memory or address space for kmem (error %d); stopping\n", rc);
+			kmem_unlock(&boot_lock);
+			os_abort();
+		}
 	}
 	kmem_unlock(&boot_lock);
 	return rc;

@@ -77,6 +77,9 @@ KMEM_API ssize_t kmem_read(const char *path, char *buf, size_t size)
 	struct seq_buf s = { .buf = buf, .size = size };
 	int rc;
 
+	/* Terminated whatever comes: an error leaves an empty string, not stale bytes. */
+	if (buf && size)
+		buf[0] = '\0';
 	if (!path || normalize(path, p))
 		return -ENOENT;
 	if (kmem_boot())
@@ -98,8 +101,12 @@ KMEM_API ssize_t kmem_read(const char *path, char *buf, size_t size)
 	} else {
 		rc = list_static_dir(&s, p);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		/* A show() that failed half-way wrote part of the file: none of it. */
+		if (buf && size)
+			buf[0] = '\0';
 		return rc;
+	}
 	return (ssize_t)seq_finish(&s);
 }
 

@@ -54,6 +54,77 @@ static struct retained retained[HUGE_RETAIN_MAX];	/* oldest first */
 static int nr_retained;
 static size_t retained_bytes;
 
+/*
+ * Fixed memory (mem=) bounds these blocks too: while mappings of their own
+ * (live or retained) hold N bytes, as many bytes of pages are taken out of
+ * the buddy allocator and held unused (released to the OS, so they cost no
+ * RSS): the charge pool.  A block the pool cannot cover is refused, and
+ * malloc returns NULL with ENOMEM, as it does when the slabs are full.
+ * Without it a program told to live in 64 MiB reached 3 GiB through blocks
+ * past 8 KiB.  malloc.huge_beyond_mem=1 lets them map past mem= as before.
+ */
+static bool huge_beyond_mem;
+kmem_param("malloc.huge_beyond_mem", huge_beyond_mem, bool,
+	   "with mem=, let blocks that are mappings of their own go past it (default: bounded)");
+
+static struct page *charge_pool;	/* chained through buddy_list.next */
+static unsigned long charge_pages;
+
+static bool charging(void)
+{
+	return !huge_beyond_mem && !mm_growable();
+}
+
+/* Pages the pool must hold for what is mapped now plus @extra bytes; huge_lock held. */
+static unsigned long charge_target(size_t extra)
+{
+	return (huge_bytes + retained_bytes + extra + HUGE_PAGE - 1) / HUGE_PAGE;
+}
+
+/* Grow the pool to cover @extra more bytes; huge_lock held.  False: memory is full. */
+static bool charge_more(size_t extra)
+{
+	if (!charging())
+		return true;
+	unsigned long target = charge_target(extra);
+	while (charge_pages < target) {
+		unsigned long want = target - charge_pages;
+		unsigned int order = 63 - __builtin_clzl(want);
+		struct page *page = NULL;
+
+		if (order > MAX_PAGE_ORDER)
+			order = MAX_PAGE_ORDER;
+		for (;; order--) {
+			page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+			if (page || !order)
+				break;
+		}
+		if (!page)
+			return false;
+		os_release(page_address(page), PAGE_SIZE << order);
+		page->buddy_list.next = (struct list_head *)charge_pool;
+		charge_pool = page;
+		charge_pages += 1UL << order;
+	}
+	return true;
+}
+
+/* Give back to the buddy allocator what the pool holds beyond what is mapped; huge_lock held. */
+static void uncharge_excess(void)
+{
+	unsigned long target = charge_target(0);
+
+	while (charge_pool) {
+		unsigned int order = __atomic_load_n(&charge_pool->order, __ATOMIC_RELAXED);
+		if (charge_pages - (1UL << order) < target && charging())
+			break;
+		struct page *page = charge_pool;
+		charge_pool = (struct page *)page->buddy_list.next;
+		charge_pages -= 1UL << order;
+		__free_pages(page, order);
+	}
+}
+
 static size_t slot_of(uintptr_t addr, size_t cap)
 {
 	return (size_t)((addr >> 12) * 0x9E3779B97F4A7C15ull) & (cap - 1);
@@ -264,6 +335,22 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 	if (len < size || len + align < len)
 		return NULL;
 	size_t map_len = align > HUGE_PAGE ? len + align : len;
+	if (charging()) {
+		kmem_lock(&huge_lock);
+		bool ok = charge_more(len);
+		kmem_unlock(&huge_lock);
+		if (!ok) {
+			/* The retained mappings hold part of the charge: give them up, then again. */
+			huge_trim();
+			kmem_lock(&huge_lock);
+			ok = charge_more(len);
+			if (!ok)
+				uncharge_excess();
+			kmem_unlock(&huge_lock);
+			if (!ok)
+				return NULL;
+		}
+	}
 	int saved_errno = errno;
 	/*
 	 * A fresh mapping reads as zeroes; a retained one holds what was
@@ -282,8 +369,12 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 	 */
 	if (map == MAP_FAILED && errno == ENOMEM && mm_give_back_reserve(map_len))
 		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED) {
+		kmem_lock(&huge_lock);
+		uncharge_excess();
+		kmem_unlock(&huge_lock);
 		return NULL;
+	}
 	errno = saved_errno;	/* a failed first try must not show on success */
 	uintptr_t addr = ((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1);
 	if (align > HUGE_PAGE) {
@@ -299,6 +390,7 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 	struct huge_entry e = { .addr = addr, .map = (uintptr_t)map, .map_len = map_len, .size = len };
 	kmem_lock(&huge_lock);
 	int rc = insert(&e);
+	uncharge_excess();	/* a reused retained mapping was charged already */
 	kmem_unlock(&huge_lock);
 	if (rc) {
 		munmap(map, map_len);
@@ -347,6 +439,7 @@ bool huge_free(void *p)
 	} else {
 		old[n++] = (struct retained){ copy.map, copy.map_len, 0 };
 	}
+	uncharge_excess();
 	kmem_unlock(&huge_lock);
 	unmap_all(old, n);
 	return true;
@@ -358,6 +451,7 @@ void huge_expire(void)
 
 	kmem_lock(&huge_lock);
 	int n = expire_retained(os_now_ns(), 0, old);
+	uncharge_excess();
 	kmem_unlock(&huge_lock);
 	unmap_all(old, n);
 }
@@ -370,6 +464,7 @@ void huge_trim(void)
 	kmem_lock(&huge_lock);
 	while (nr_retained)
 		old[n++] = take_retained(0);
+	uncharge_excess();
 	kmem_unlock(&huge_lock);
 	unmap_all(old, n);
 }
@@ -418,7 +513,13 @@ void *huge_realloc(void *p, size_t size)
 		return NULL;
 	}
 	e = lookup((uintptr_t)p);	/* a rehash moved it */
+	if (len > e->map_len && !charge_more(len - e->map_len)) {
+		uncharge_excess();
+		kmem_unlock(&huge_lock);
+		return NULL;
+	}
 	if (len > e->map_len && grow_into_retained(e, len)) {
+		uncharge_excess();
 		kmem_unlock(&huge_lock);
 		return p;
 	}
@@ -428,12 +529,14 @@ void *huge_realloc(void *p, size_t size)
 		q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
 	errno = saved_errno;	/* on failure realloc() sets it, or copies the block */
 	if (q == MAP_FAILED) {
+		uncharge_excess();
 		kmem_unlock(&huge_lock);
 		return NULL;
 	}
 	remove_entry(e);
 	struct huge_entry n = { .addr = (uintptr_t)q, .map = (uintptr_t)q, .map_len = len, .size = len };
 	insert(&n);	/* reserve_slot() made room: cannot fail */
+	uncharge_excess();	/* shrunk: the pool gives back the difference */
 	kmem_unlock(&huge_lock);
 	return q;
 }

@@ -21,6 +21,7 @@
 #include "core/boot.h"
 #include "core/printk.h"
 #include "introspect/live.h"
+#include "malloc/foreign.h"
 #include "malloc/huge.h"
 #include "malloc/reap.h"
 #include "malloc/size_class.h"
@@ -130,7 +131,7 @@ static bool huge_bad_pointer(const char *func, const void *p)
  * @p is in no slab: NULL (whose test is the fast path's range check), a
  * large kmalloc, a huge mapping, or a bad or foreign pointer.
  */
-static __attribute__((noinline)) void free_slow(void *p)
+static __attribute__((noinline)) void free_slow(void *p, unsigned long caller)
 {
 	if (!p)
 		return;
@@ -145,14 +146,17 @@ static __attribute__((noinline)) void free_slow(void *p)
 	if (huge_bad_pointer("free", p))
 		return;
 	/* Not ours (made before kmem took over, or by the loader): leave it. */
-	atomic_fetch_add_explicit(&foreign_frees, 1, memory_order_relaxed);
+	if (foreign_pointer(p))
+		atomic_fetch_add_explicit(&foreign_frees, 1, memory_order_relaxed);
+	else
+		report_invalid_pointer("free", p, caller);
 }
 
 static __attribute__((always_inline)) inline void do_free(void *p)
 {
 	if (likely(slab_free_ptr(p)))
 		return;
-	free_slow(p);
+	free_slow(p, _RET_IP_);
 }
 
 MALLOC_API void *malloc(size_t size)
@@ -188,8 +192,11 @@ MALLOC_API size_t malloc_usable_size(void *p)
 		kmalloc_report_interior("malloc_usable_size", p, &o);
 		return 0;
 	}
-	if (!n && !(n = huge_usable_size(p)) && huge_bad_pointer("malloc_usable_size", p))
+	if (!n && !(n = huge_usable_size(p))) {
+		if (!huge_bad_pointer("malloc_usable_size", p) && !foreign_pointer(p))
+			report_invalid_pointer("malloc_usable_size", p, _RET_IP_);
 		return 0;
+	}
 	/* The program may use all of it now (slab_debug=UZ: no kmalloc red zone for it). */
 	if (n)
 		kmalloc_resize_in_place(&o, 0, false);
@@ -218,6 +225,16 @@ MALLOC_API void *realloc(void *p, size_t size)
 		return NULL;
 	}
 	if (!old && !(old = huge_usable_size(p)) && unlikely(huge_bad_pointer("realloc", p))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/*
+	 * Not a block at all (a stack buffer, a global): its size is unknown,
+	 * and reading it for a copy could run past its end.  Reported, NULL
+	 * with EINVAL, @p untouched (glibc aborts: "realloc(): invalid pointer").
+	 */
+	if (unlikely(!old && !foreign_pointer(p))) {
+		report_invalid_pointer("realloc", p, _RET_IP_);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -476,6 +493,8 @@ __attribute__((constructor)) static void malloc_init(void)
 	 * failure here is retried at boot, which reports it.
 	 */
 	kmem_register_fork_handlers(true);
+	/* What memory the loader's early blocks may be in: see foreign.c. */
+	foreign_snapshot();
 	/* kmem.live: its thread starts here, where pthread_create() is safe (not inside a malloc). */
 	if (!kmem_boot())
 		kmem_live_start();

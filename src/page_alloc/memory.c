@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 
 #include "core/boot.h"
 #include "core/cmdline.h"
@@ -225,6 +226,62 @@ static bool lazy_reserve(unsigned long pages, unsigned long initial)
 	return true;
 }
 
+/* "2 TiB", "23 GiB", "512 MiB": a size as a person reads it. */
+static const char *human_size(unsigned long bytes, char buf[32])
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned int u = 0;
+	unsigned long whole = bytes;
+
+	while (whole >= 1024 && u < 6) {
+		whole >>= 10;
+		u++;
+	}
+	snprintf(buf, 32, "%lu %s", whole, unit[u]);
+	return buf;
+}
+
+/*
+ * mem= is a promise that this much memory can be used: refuse, before
+ * anything is reserved or touched, a size the machine cannot back (RAM and
+ * swap), the address space cannot hold (47-bit user space, ulimit -v), so
+ * that an absurd value costs nothing: bringing 2 TiB online wrote a struct
+ * page in its own page of mem_map for each of its 524288 sections (2 GB of
+ * RSS, seconds at boot).  The kernel ignores a mem= above the RAM present;
+ * here the memory would be the host's, so kmem says so rather than clamp.
+ */
+static int check_fixed_mem(unsigned long span)
+{
+	unsigned long pages = span >> PAGE_SHIFT;
+	unsigned long ram = os_total_ram(), swap = os_total_swap();
+	unsigned long limit = os_address_space_limit();
+	/* Memory, mem_map, the page map and the pageblock types: all reserved at boot. */
+	unsigned long need = span + pages * sizeof(struct page) + pages * sizeof(uint32_t) +
+			     pages / pageblock_nr_pages + 1;
+	char a[32], b[32], c[32];
+
+	if (span > (1UL << 45)) {
+		pr_err("mem=%s is more than the address space can hold (at most 32 TiB)\n",
+		       human_size(span, a));
+		return -EINVAL;
+	}
+	if (ram && span > ram + swap) {
+		pr_err("mem=%s is more than this machine can back: %s of RAM and %s of swap\n",
+		       human_size(span, a), human_size(ram, b), human_size(swap, c));
+		return -EINVAL;
+	}
+	if (limit != ULONG_MAX) {
+		unsigned long used = os_address_space_used();
+		unsigned long left = limit > used ? limit - used : 0;
+		if (need > left) {
+			pr_err("mem=%s needs %s of address space (with its mem_map); ulimit -v leaves %s\n",
+			       human_size(span, a), human_size(need, b), human_size(left, c));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int mm_core_init(void)
 {
 	unsigned long span, initial, limit = ULONG_MAX;
@@ -252,6 +309,8 @@ int mm_core_init(void)
 			       boot_mem, SECTION_BYTES);
 			return -EINVAL;
 		}
+		if (check_fixed_mem(span))
+			return -EINVAL;
 		growable = false;
 	} else {
 		span = section_round_down(max_mem ? max_mem : os_total_ram());

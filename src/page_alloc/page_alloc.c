@@ -709,8 +709,40 @@ __attribute__((noinline)) static struct page *alloc_pages_slow(gfp_t gfp, unsign
 	return __alloc_pages_noprof(gfp, order, true, NULL);
 }
 
+/*
+ * GFP bits <kmem/gfp.h> does not define: a caller's bug (a flag of another
+ * API, a stray value).  Reported once per call site (the first 16 sites,
+ * then once for all others), then dropped: the allocation goes on with the
+ * bits that mean something, as the kernel's gfp_allowed_mask drops some.
+ */
+static __attribute__((noinline, cold)) gfp_t bad_gfp(gfp_t gfp, unsigned long caller)
+{
+	static unsigned long sites[16];
+	static bool others_reported;
+	static kmem_lock_t lock = KMEM_LOCK_INIT;
+	bool seen = false;
+	unsigned int i;
+
+	kmem_lock(&lock);
+	for (i = 0; i < 16 && sites[i] && !seen; i++)
+		seen = sites[i] == caller;
+	if (!seen && i < 16) {
+		sites[i] = caller;
+	} else if (!seen) {
+		seen = others_reported;
+		others_reported = true;
+	}
+	kmem_unlock(&lock);
+	if (!seen)
+		kmem_warn("mm/page_alloc.c:alloc_pages", "Unsupported GFP flags %#x (undefined bits %#x) "
+			  "from %#lx; they are ignored\n", gfp, gfp & ~__GFP_BITS_MASK, caller);
+	return gfp & __GFP_BITS_MASK;
+}
+
 KMEM_API struct page *alloc_pages(gfp_t gfp, unsigned int order)
 {
+	if (unlikely(gfp & ~__GFP_BITS_MASK))
+		gfp = bad_gfp(gfp, (unsigned long)__builtin_return_address(0));
 	if (likely(order <= PAGE_ALLOC_COSTLY_ORDER)) {
 		struct page *page = pcp_alloc_fast(order, gfp_migratetype(gfp));
 		if (likely(page)) {

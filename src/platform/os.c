@@ -132,6 +132,15 @@ unsigned long os_total_ram(void)
 	return (unsigned long)si.totalram * si.mem_unit;
 }
 
+unsigned long os_total_swap(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si))
+		return 0;
+	return (unsigned long)si.totalswap * si.mem_unit;
+}
+
 unsigned long os_address_space_limit(void)
 {
 	struct rlimit rl;

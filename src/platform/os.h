@@ -27,6 +27,8 @@ int os_populate(void *addr, size_t size);
 
 unsigned int os_nr_cpus(void);
 unsigned long os_total_ram(void);
+/* Swap space configured on the host (sysinfo()), 0 if unknown. */
+unsigned long os_total_swap(void);
 /* The address-space limit (RLIMIT_AS, ulimit -v) in bytes; ULONG_MAX if none. */
 unsigned long os_address_space_limit(void);
 unsigned long os_address_space_used(void);

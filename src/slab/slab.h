@@ -43,10 +43,19 @@ struct kmem_cache {
 	unsigned int inuse;
 	unsigned int align;
 	unsigned int red_left_pad;
+	/*
+	 * Where a freed object holds the free key (the double-free check,
+	 * slab/slub/slub.h): 0, or the free pointer's offset where the object's
+	 * bytes stay meaningful while free (ctor, SLAB_TYPESAFE_BY_RCU) or an
+	 * object has no other word.  Read by the free fast path.
+	 */
+	unsigned int free_key_off;
+	uintptr_t free_key;		/* the process's free key (slub.h), here to be one load away */
 	void (*ctor)(void *);
 
 	unsigned char order_cap;	/* kmem_cache_create_order()'s, if its slabs are past slab_max_order; else 0 */
 	bool small_first;		/* young, its slabs grow from its minimum order (kmem_cache_small_first()) */
+	bool dead;			/* destroyed: its handle is stale (kmem_cache_free_struct()) */
 	int refcount;			/* 1 + aliases; under slab_mutex */
 	char name[KMEM_CACHE_NAME_MAX];
 	struct list_head list;		/* slab_caches */

@@ -358,9 +358,51 @@ void slab_report_bad_free(const char *func, const void *x, const char *why)
 	kmem_warn("mm/slab_common.c:free", "%s(%p): %s\n", func, x, why);
 }
 
+/*
+ * A destroyed cache's struct is never handed out again: it stays, dead, as
+ * a tombstone (its size in memory a destroyed cache), so that a stale
+ * handle reaches it and not a new cache that took its address (a destroy
+ * through it destroyed the new cache).  Index 0: every inline attempt
+ * misses, and the miss path (cache_alloc_slow()) refuses a dead cache.
+ */
 void kmem_cache_free_struct(struct kmem_cache *s)
 {
-	metapool_free(&cache_pool, s);
+	__atomic_store_n(&s->index, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->dead, true, __ATOMIC_RELEASE);
+}
+
+/* Is @s a cache kmem_cache_create() returned and no destroy has taken?  slab_mutex held. */
+static bool cache_is_live(const struct kmem_cache *s)
+{
+	const struct kmem_cache *c;
+
+	list_for_each_entry(c, &slab_caches, list)
+		if (c == s)
+			return true;
+	return false;
+}
+
+/* A stale handle's use, reported as the kernel's slab_common.c would WARN. */
+static __attribute__((noinline, cold)) void report_dead_cache(const char *func, const struct kmem_cache *s)
+{
+	kmem_warn("mm/slab_common.c", "%s(%p): not a live cache (destroyed already, or never created); "
+		  "nothing done\n", func, s);
+}
+
+/*
+ * The miss path of kmem_cache_alloc(): a destroyed cache never hits the
+ * fast path (its threads' slots are retired, a tombstone's index is 0),
+ * and the back-end would serve it all the same, from the dead cache's
+ * slabs.
+ */
+static __attribute__((noinline)) void *cache_alloc_slow(const char *func, struct kmem_cache *s, gfp_t gfp,
+							 unsigned long caller)
+{
+	if (unlikely(__atomic_load_n(&s->dead, __ATOMIC_ACQUIRE))) {
+		report_dead_cache(func, s);
+		return NULL;
+	}
+	return slab_ops.alloc(s, gfp, caller, 0);
 }
 
 KMEM_API void kmem_cache_destroy(struct kmem_cache *s)
@@ -368,6 +410,11 @@ KMEM_API void kmem_cache_destroy(struct kmem_cache *s)
 	if (!s)
 		return;
 	kmem_lock(&slab_mutex);
+	if (!cache_is_live(s)) {
+		kmem_unlock(&slab_mutex);
+		report_dead_cache("kmem_cache_destroy", s);
+		return;
+	}
 	if (--s->refcount) {
 		/* An alias goes away; which name is not known, so drop the newest. */
 		struct slab_alias *a, *last = NULL;
@@ -381,18 +428,24 @@ KMEM_API void kmem_cache_destroy(struct kmem_cache *s)
 	}
 	list_del(&s->list);
 	remove_aliases(s, NULL);
+	/* Dead from now, also if the back-end keeps it for objects still allocated. */
+	__atomic_store_n(&s->dead, true, __ATOMIC_RELEASE);
 	kmem_unlock(&slab_mutex);
 	slab_ops.cache_destroy(s);
 }
 
 KMEM_API void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
 {
-	return slab_alloc(s, gfp, 0);
+	void *p = slab_alloc_fast(s, gfp);
+
+	return likely(p) ? p : cache_alloc_slow("kmem_cache_alloc", s, gfp, _RET_IP_);
 }
 
 KMEM_API void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
 {
-	return slab_alloc(s, gfp | __GFP_ZERO, 0);
+	void *p = slab_alloc_fast(s, gfp | __GFP_ZERO);
+
+	return likely(p) ? p : cache_alloc_slow("kmem_cache_zalloc", s, gfp | __GFP_ZERO, _RET_IP_);
 }
 
 /* kmem_cache_free(NULL, @x): the object's own cache, as kfree() would find it. */
@@ -405,6 +458,14 @@ static __attribute__((noinline)) void kmem_cache_free_nocache(void *x, unsigned 
 			slab_report_bad_free("kmem_cache_free", x, "not an object of any cache; not freed");
 		return;
 	}
+	/*
+	 * A caller's bug the kernel would oops on (cache_from_obj() reads the
+	 * cache): reported, then the object goes back to its own cache.
+	 */
+	struct kmem_obj o;
+	slab_ops.obj_info(head, x, &o);
+	kmem_warn("mm/slab_common.c", "kmem_cache_free(NULL, %p): no cache given; freed to its own cache %s\n",
+		  x, o.cache ? o.cache->name : "(unknown)");
 	slab_ops.kfree(head, x, caller);
 }
 
@@ -422,6 +483,10 @@ KMEM_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size,
 {
 	if (!size)
 		return 0;
+	if (unlikely(__atomic_load_n(&s->dead, __ATOMIC_ACQUIRE))) {
+		report_dead_cache("kmem_cache_alloc_bulk", s);
+		return 0;
+	}
 	return slab_ops.alloc_bulk(s, gfp, size, p);
 }
 

@@ -753,6 +753,71 @@ void report_double_free(struct kmem_cache *s, const void *x)
 		    s->name, x);
 }
 
+uintptr_t slub_free_key = 1;
+
+/*
+ * A free found the free key in @x: is @x really free?  Looked for where a
+ * freed object of @s can be that this thread may read cheaply: its main
+ * sheaf and spare, its cpu freelist, and @x's slab's freelist: at most a
+ * thousand or so compares, which a program that frees a block again
+ * without having written its first word pays each time.  Not in the barn
+ * (up to 64 sheaves: such a program's every free took tens of
+ * microseconds) nor in other threads' sheaves: a copy there is not found
+ * (as glibc's tcache key sees its own tcache only).  The slab's freelist
+ * changes under other threads' frees and allocations: it is walked with
+ * every link checked to be an object of the slab, at most its object
+ * count, so a link read as another thread rewrites it ends the walk, not
+ * the process (hence no ThreadSanitizer on it).
+ */
+/*
+ * get_freepointer() for the walks below, which race with other threads'
+ * frees and allocations by design (checked, bounded): a plain load that
+ * ThreadSanitizer does not see, out of line so that it stays so.
+ */
+static __attribute__((noinline, no_sanitize("thread"))) void *racy_freepointer(const struct kmem_cache *s,
+									     void *object)
+{
+	uintptr_t at = (uintptr_t)object + s->offset;
+
+	return freelist_decode(s, *(volatile uintptr_t *)at, at);
+}
+
+__attribute__((noinline, no_sanitize("thread")))
+bool slub_object_is_free(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c, void *x)
+{
+	if (c && c->objs) {
+		if (c->hot == x)
+			return true;
+		for (unsigned int i = 0; i < c->count; i++)
+			if (c->objs[i] == x)
+				return true;
+		if (c->spare)
+			for (unsigned int i = 0; i < c->spare->size; i++)
+				if (c->spare->objects[i] == x)
+					return true;
+	}
+	if (c && c->slab == slab && c->freelist) {
+		void *p = c->freelist;
+		for (unsigned int i = 0; p && i < ss_objects(slab_state(slab)); i++) {
+			if (p == x)
+				return true;
+			if (!slab_obj_valid(s, slab, p))
+				break;
+			p = racy_freepointer(s, p);
+		}
+	}
+	uint64_t st = slab_state(slab);
+	void *p = ss_freelist(slab, st);
+	for (unsigned int i = 0; p && i < ss_objects(st); i++) {
+		if (p == x)
+			return true;
+		if (!slab_obj_valid(s, slab, p))
+			break;
+		p = racy_freepointer(s, p);
+	}
+	return false;
+}
+
 void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)
 {
 	struct slab *slab = page_slab(head);
@@ -796,6 +861,29 @@ void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned
 		report_double_free(s, x);
 		return;
 	}
+	/* The free key (slub.h): found, then looked for among the free objects. */
+	bool keyed = !kmem_cache_debug(s);
+	if (keyed && unlikely(slub_free_keyed(s, x))) {
+		if (slub_object_is_free(s, slab, c, x)) {
+			report_double_free(s, x);
+			return;
+		}
+		/*
+		 * Not free: a block freed again without its first word written.
+		 * The push the fast path would have made, not a slow path (which
+		 * would count towards reaping, and flush what the thread uses).
+		 */
+		if (c && c->objs && c->count + (c->hot != NULL) < c->cap &&
+		    slab->slab_cache == s && ss_inuse(slab_state(slab))) {
+			c->objs[c->count] = c->hot;
+			c->count += c->hot != NULL;
+			c->hot = x;
+			stat_inc(c, FREE_PCS);
+			return;
+		}
+	}
+	if (keyed)
+		*slub_free_key_word(s, x) = s->free_key;
 	if (c && c->objs)
 		sheaf_settle(c);
 	if (c && slub_of(s)->sheaf_capacity && sheaf_free_slow(s, c, x)) {

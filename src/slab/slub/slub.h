@@ -670,12 +670,41 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
 }
 
 /*
+ * The double-free check on every free (glibc's tcache key, 2.29): a free
+ * that puts an object in a sheaf or on the cpu freelist writes this
+ * per-process random word into it, at s->free_key_off; a free that finds
+ * it there already looks for the object among the free ones (this
+ * thread's sheaves and cpu freelist, the barn, the slab's freelist:
+ * slub_object_is_free()) and reports a double free only when it is really
+ * there.  An allocation does not clear it (a store on every allocation):
+ * a program that frees a block again without having written that word
+ * pays a look, and nothing is reported.  Odd, so never an object address.
+ * It replaces the two compares with the top of the sheaf (the last free),
+ * which it covers: the pair costs one instruction more.
+ */
+extern uintptr_t slub_free_key;
+struct kmem_cache_cpu;
+/* slub.c: a free found the free key in @x: is it among the free objects this thread can see? */
+bool slub_object_is_free(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c, void *x);
+
+static inline uintptr_t *slub_free_key_word(const struct kmem_cache *s, void *x)
+{
+	return (uintptr_t *)((char *)x + s->free_key_off);
+}
+
+/* The two loads the fast path makes from @s's first line, then one compare with the word. */
+static __attribute__((always_inline)) inline bool slub_free_keyed(const struct kmem_cache *s, void *x)
+{
+	return *slub_free_key_word(s, x) == s->free_key;
+}
+
+/*
  * @slab is virt_to_slab(x) when the caller knows it (kfree), or NULL
  * (kmem_cache_free).  With sheaves any object of @s goes into the main
  * sheaf; without, a free into this thread's cpu slab needs no struct page,
  * just the slot's object range.  The checks keep bad frees from corrupting
  * anything: a foreign pointer, another cache's object, a pointer into the
- * middle of a slot, the same object twice in a row.  Everything else goes
+ * middle of a slot, an object already free (the free key).  Everything else goes
  * to the slow path's full checks and reports.
  */
 static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache *s,
@@ -699,7 +728,8 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 			 */
 			if (likely(slab) && likely(slab->slab_cache == s) &&
 			    likely(slab_obj_valid(s, slab, x)) && likely(ss_inuse(slab_state(slab))) &&
-			    likely(hot != x) && likely(c->objs[(long)n - 1] != x)) {
+			    likely(!slub_free_keyed(s, x))) {
+				*slub_free_key_word(s, x) = s->free_key;
 				/* No branch on hot: in mixed sizes it is a coin toss. */
 				c->objs[n] = hot;
 				c->count = pushed;
@@ -712,7 +742,9 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 
 			if (likely(off < c->span) &&
 			    likely(offset_is_multiple(off, s->div_magic)) &&
-			    likely(x != c->freelist)) {
+			    likely(x != c->freelist) && likely(!slub_free_keyed(s, x))) {
+				/* Before the free pointer, which may share its word. */
+				*slub_free_key_word(s, x) = s->free_key;
 				set_freepointer(s, x, c->freelist);
 				c->freelist = x;
 				stat_inc(c, FREE_FASTPATH);

@@ -415,6 +415,15 @@ static size_t bulk_free_whole_slabs(struct kmem_cache *s, struct kmem_cache_cpu 
  * and freed with one compare-and-swap.  With s == NULL each object's own
  * cache is used (objects must be slab ones).
  */
+/* Is @y among the @cnt objects chained from @head (a detached freelist being built)? */
+static __attribute__((noinline)) bool chain_holds(struct kmem_cache *s, void *head, unsigned int cnt, void *y)
+{
+	for (void *q = head; cnt--; q = get_freepointer(s, q))
+		if (q == y)
+			return true;
+	return false;
+}
+
 void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p)
 {
 	struct kmem_cache_cpu *const c0 = c;
@@ -432,7 +441,10 @@ void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size
 		for (size_t i = 0; i < size; i++) {
 			void *x = p[i];
 			uintptr_t off = (uintptr_t)x - base;
-			if (off < span && offset_is_multiple((uint32_t)off, s->div_magic) && x != fl) {
+			if (off < span && offset_is_multiple((uint32_t)off, s->div_magic) && x != fl &&
+			    !slub_free_keyed(s, x)) {
+				/* The free key (slub.h), before the free pointer, which may share its word. */
+				*slub_free_key_word(s, x) = s->free_key;
 				set_freepointer(s, x, fl);
 				fl = x;
 				p[i] = NULL;
@@ -470,10 +482,12 @@ void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size
 		struct kmem_cache_cpu *c = cache == s && c0 ? c0 : slub_thread_live() ? get_cpu_slot(cache) : NULL;
 		void *cpu_head = (c && slab == c->slab) ? c->freelist : NULL;
 
-		if (unlikely(x == cpu_head)) {
+		if (unlikely(x == cpu_head) || (unlikely(slub_free_keyed(cache, x)) &&
+						  slub_object_is_free(cache, slab, c, x))) {
 			report_double_free(cache, x);
 			continue;
 		}
+		*slub_free_key_word(cache, x) = cache->free_key;
 
 		for (size_t j = size; j-- > 0 && lookahead;) {
 			void *y = p[j];
@@ -489,11 +503,14 @@ void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size
 				p[j] = NULL;
 				continue;
 			}
-			if (y == head || y == cpu_head) {
+			if (y == head || y == cpu_head ||
+			    (unlikely(slub_free_keyed(cache, y)) &&
+			     (chain_holds(cache, head, cnt, y) || slub_object_is_free(cache, slab, c, y)))) {
 				report_double_free(cache, y);
 				p[j] = NULL;
 				continue;
 			}
+			*slub_free_key_word(cache, y) = cache->free_key;
 			set_freepointer(cache, y, head);
 			head = y;
 			cnt++;

@@ -130,6 +130,21 @@ int slub_cache_create(struct kmem_cache *s)
 	s->offset = l.offset;
 	s->align = l.align;
 	s->red_left_pad = l.red_left_pad;
+	/*
+	 * The free key in the first word, where the free pointer is not (it
+	 * is mid-object, so a small overrun of a neighbour hits data): a
+	 * string or a struct's first field overwrites it when the block is
+	 * used again.  Where a freed object's bytes stay meaningful (ctor,
+	 * RCU, poison, a field the cache named) or there is one word only:
+	 * in the free pointer's word, which holds nothing while the object
+	 * sits in a sheaf.
+	 */
+	s->free_key_off = l.offset;
+	if (l.offset && l.offset < s->object_size && !s->ctor &&
+	    !(s->flags & (SLAB_TYPESAFE_BY_RCU | SLAB_POISON)) &&
+	    l.offset == ((s->object_size / 2) & ~(unsigned int)(sizeof(void *) - 1)))
+		s->free_key_off = 0;
+	s->free_key = slub_free_key;
 	slub_of(s)->oo = oo_make(l.order, l.size);
 	slub_of(s)->min = oo_make(l.min_order, l.size);
 	if (l.order <= order_params(0).max_order)

@@ -618,15 +618,31 @@ size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n
  * 3.1).  The loop's invariants are locals: through c the compiler would
  * reload them after every store to objs.
  */
+/*
+ * A bulk free found the free key in @x (slub.h): is @x free already?  In
+ * main as this pass has filled it (objs up to @top: c->count is not
+ * stored yet), or where slub_object_is_free() looks.
+ */
+static __attribute__((noinline)) bool bulk_keyed_is_free(struct kmem_cache *s, struct kmem_cache_cpu *c,
+							 struct slab *slab, void **objs, void **top, void *x)
+{
+	for (void **q = objs; q < top; q++)
+		if (*q == x)
+			return true;
+	return slub_object_is_free(s, slab, c, x);
+}
+
 static __attribute__((always_inline)) inline unsigned int
-push_checked(const struct kmem_cache *s, void **objs, unsigned int count, unsigned int cap,
-	     void **p, size_t *ip, size_t n, size_t *restp, void **lastp)
+push_checked(const struct kmem_cache *s, struct kmem_cache_cpu *c, void **objs, unsigned int count,
+	     unsigned int cap, void **p, size_t *ip, size_t n, size_t *restp, void **lastp)
 {
 	const uintptr_t mbase = (uintptr_t)mm_model.base;
 	const uintptr_t limit = mm_online_pages() << PAGE_SHIFT;
 	struct page *const map = mm_model.mem_map;
 	const uint32_t *const words = mm_model.page_map;
 	const uint64_t magic = s->div_magic;
+	const uintptr_t key = s->free_key;
+	const unsigned int key_off = s->free_key_off;
 	size_t i = *ip, rest = *restp;
 	void *last = *lastp;
 
@@ -655,6 +671,14 @@ push_checked(const struct kmem_cache *s, void **objs, unsigned int count, unsign
 			    unlikely(off >= slab->obj_span) || unlikely(!offset_is_multiple(off, magic)) ||
 			    unlikely(!ss_inuse(slab_state(slab))))
 				goto reject;
+			/* The free key: found, then looked for among the free objects. */
+			uintptr_t *kw = (uintptr_t *)((char *)x + key_off);
+			if (unlikely(*kw == key) &&
+			    bulk_keyed_is_free((struct kmem_cache *)s, c, slab, objs, top, x)) {
+				report_double_free((struct kmem_cache *)s, x);
+				continue;
+			}
+			*kw = key;
 			*top++ = x;
 			last = x;
 			continue;
@@ -697,7 +721,7 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 
 	for (;;) {
 		/* Locals inside: stores through objs could alias c's fields otherwise. */
-		c->count = push_checked(s, c->objs, c->count, c->cap, p, &i, n, &rest, &last);
+		c->count = push_checked(s, c, c->objs, c->count, c->cap, p, &i, n, &rest, &last);
 		if (i == n)
 			break;
 		/* Main is full: count it as it leaves (or, if it stays, at the end). */
@@ -735,7 +759,7 @@ void sheaf_free_bulk_fit(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t 
 	sheaf_settle(c);
 	count = c->count;
 	void *last = c->objs[(int)count - 1];	/* objs[-1] is a NULL guard */
-	c->count = push_checked(s, c->objs, count, c->cap, p, &i, n, &rest, &last);
+	c->count = push_checked(s, c, c->objs, count, c->cap, p, &i, n, &rest, &last);
 	stat_add(c, FREE_PCS, c->count - count);
 	if (unlikely(rest))
 		free_bulk_slabs(s, c, rest, p);

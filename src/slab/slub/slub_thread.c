@@ -357,6 +357,16 @@ static void slub_thread_exit(void *arg)
 /* As pcp_init(): with no pthread key left, only thread exit loses its flush. */
 int slub_init(void)
 {
+	/*
+	 * Odd: never an object's address (a freed block's first word often is
+	 * one).  The low byte fixed: a program that writes only a block's
+	 * first byte (a flag, an empty string) always changes the word, where
+	 * a random low byte would match the byte written once in 128 runs,
+	 * and every free of that run would take the slow path.
+	 */
+	slub_free_key = (os_now_ns() * 0x9E3779B97F4A7C15ull) ^ ((uintptr_t)&slub_key << 12) ^
+			((uintptr_t)os_getpid() << 32);
+	slub_free_key = (slub_free_key & ~(uintptr_t)0xff) | 0xa5;
 	if (os_thread_exit_key_create(&slub_key, slub_thread_exit)) {
 		pr_warn("no pthread key left: a thread's cached objects stay in its sheaves when it exits\n");
 		return 0;
