@@ -6,6 +6,7 @@
 
 #include "core/cmdline.h"
 #include "malloc/huge.h"
+#include "malloc/reap.h"
 #include "page_alloc/mm.h"
 #include "platform/os.h"
 
@@ -340,8 +341,12 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 		bool ok = charge_more(len);
 		kmem_unlock(&huge_lock);
 		if (!ok) {
-			/* The retained mappings hold part of the charge: give them up, then again. */
-			huge_trim();
+			/*
+			 * The retained mappings hold part of the charge, and the
+			 * caches' barns and empty slabs hold pages: give them up
+			 * (as direct reclaim runs the shrinkers), then again.
+			 */
+			malloc_trim_all();
 			kmem_lock(&huge_lock);
 			ok = charge_more(len);
 			if (!ok)
