@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SLOB's heap: first fit inside a page over its address-ordered free
+ * blocks, and the free lists of partially free pages (see slob.h for the
+ * block encoding).  Everything here runs under slob_lock, the one lock of
+ * the allocator, as in the kernel.
+ *
+ * The search (slob_alloc) walks the list for the request's size, skips a
+ * page whose free units are fewer than asked, and tries first fit inside
+ * the others.  After a success the list is rotated so that the next search
+ * starts at the page that satisfied this one: next fit, which spreads
+ * fragments over the pages and shortens the walks (Knuth, TAOCP vol. 1,
+ * §2.5).  A page that just became full has left the list, and the list is
+ * not rotated then (rotating around a page no longer on it would move the
+ * head to an arbitrary place: the 2019 fix of the kernel's SLOB).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/cmdline.h"
+#include "slab/slob/slob.h"
+
+kmem_lock_t slob_lock = KMEM_LOCK_INIT;
+
+/*
+ * The free lists, a choice at boot so the split can be measured: one list
+ * (SLOB before the split), two with a break at slob.break bytes (the patch
+ * as posted: 300), or three with breaks at 256 and 1024 (the kernel's
+ * final form, the default).  Fixed once the first page exists.
+ */
+unsigned int slob_nr_lists = 3;
+unsigned int slob_break = 300;
+
+/* Custom boot parameter setters only check their value when @kp is NULL. */
+static int set_slob_lists(const char *val, const struct kernel_param *kp)
+{
+	unsigned long v;
+
+	if (!val || kstrtoul(val, &v) || v < 1 || v > SLOB_NR_LISTS)
+		return -EINVAL;
+	if (kp)
+		*(unsigned int *)kp->arg = (unsigned int)v;
+	return 0;
+}
+kmem_param_cb("slob.lists", set_slob_lists, slob_nr_lists,
+	      "SLOB free lists: 1 (one list), 2 (split at slob.break), 3 (split at 256 and 1024)");
+
+static int set_slob_break(const char *val, const struct kernel_param *kp)
+{
+	unsigned long v;
+
+	/* A request of PAGE_SIZE - SLOB_MINALIGN or more never reaches the heap. */
+	if (!val || kstrtoul(val, &v) || v < SLOB_UNIT || v >= PAGE_SIZE)
+		return -EINVAL;
+	if (kp)
+		*(unsigned int *)kp->arg = (unsigned int)v;
+	return 0;
+}
+kmem_param_cb("slob.break", set_slob_break, slob_break,
+	      "SLOB with slob.lists=2: bytes (kmalloc header included) above which a request uses the big list");
+struct slob_stats slob_stats;
+
+static struct list_head slob_lists[SLOB_NR_LISTS] = {
+	LIST_HEAD_INIT(slob_lists[0]), LIST_HEAD_INIT(slob_lists[1]), LIST_HEAD_INIT(slob_lists[2]),
+};
+
+/* ---- block encoding ---------------------------------------------------- */
+
+static inline slob_t *slob_base(const void *p)
+{
+	return (slob_t *)((uintptr_t)p & PAGE_MASK);
+}
+
+static inline slob_t *slob_end(const void *p)
+{
+	return slob_base(p) + SLOB_PAGE_UNITS;
+}
+
+/* Encode a free block of @size units at @s whose successor is @next. */
+static inline void set_slob(slob_t *s, int size, slob_t *next)
+{
+	slobidx_t off = (slobidx_t)(next - slob_base(s));
+
+	if (size > 1) {
+		s[0].units = (slobidx_t)size;
+		s[1].units = off;
+	} else {
+		s[0].units = (slobidx_t)-off;
+	}
+}
+
+static inline int slob_units(const slob_t *s)
+{
+	return s->units > 0 ? s->units : 1;
+}
+
+static inline slob_t *slob_next(const slob_t *s)
+{
+	int off = s[0].units < 0 ? -s[0].units : s[1].units;
+
+	return slob_base(s) + off;
+}
+
+static inline bool slob_last(const slob_t *s)
+{
+	return slob_next(s) == slob_end(s);
+}
+
+/* ---- one page ---------------------------------------------------------- */
+
+void slob_page_init(struct page *page)
+{
+	struct slob_page *sp = page_slob(page);
+	slob_t *b = (slob_t *)__page_address(page);
+
+	sp->cache = NULL;
+	INIT_LIST_HEAD(&sp->slab_list);
+	sp->freelist = b;
+	sp->units = SLOB_PAGE_UNITS;
+	sp->list = SLOB_NO_LIST;
+	sp->kind = SLOB_PAGE_HEAP;
+	sp->big_size = 0;
+	set_slob(b, SLOB_PAGE_UNITS, b + SLOB_PAGE_UNITS);
+	page_set_flag(page, PG_slab);
+}
+
+void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t align_offset,
+		      unsigned long *scans)
+{
+	int units = (int)SLOB_UNITS(size);
+	slob_t *prev = NULL, *cur = sp->freelist;
+
+	if (!cur)
+		return NULL;
+	for (;; prev = cur, cur = slob_next(cur)) {
+		int avail = slob_units(cur);
+		int delta = 0;
+		slob_t *aligned = cur;
+
+		(*scans)++;
+		if (align > SLOB_UNIT) {
+			aligned = (slob_t *)((((uintptr_t)cur + align_offset + align - 1) & ~(uintptr_t)(align - 1)) -
+					     align_offset);
+			delta = (int)(aligned - cur);
+		}
+		if (avail >= units + delta) {
+			slob_t *next;
+
+			if (delta) {
+				/* Leave the alignment fragment in front as a free block of its own. */
+				next = slob_next(cur);
+				set_slob(aligned, avail - delta, next);
+				set_slob(cur, delta, aligned);
+				prev = cur;
+				cur = aligned;
+				avail = slob_units(cur);
+			}
+			next = slob_next(cur);
+			if (avail == units) {
+				if (prev)
+					set_slob(prev, slob_units(prev), next);
+				else
+					sp->freelist = next;
+			} else {
+				/* Split: the tail stays free. */
+				if (prev)
+					set_slob(prev, slob_units(prev), cur + units);
+				else
+					sp->freelist = cur + units;
+				set_slob(cur + units, avail - units, next);
+			}
+			sp->units -= units;
+			if (!sp->units)
+				sp->freelist = NULL;
+			return cur;
+		}
+		if (slob_last(cur))
+			return NULL;
+	}
+}
+
+/*
+ * The free blocks around @b: *prevp the last one below it (NULL if none),
+ * the result the first one at or above it (the page end if none).  NULL if
+ * the walk meets an encoding that cannot be (a program wrote over a free
+ * block): the caller then touches nothing.
+ */
+static slob_t *slob_find_neighbours(struct slob_page *sp, const slob_t *b, slob_t **prevp)
+{
+	slob_t *end = slob_end(sp->freelist);
+	slob_t *prev = NULL, *next = sp->freelist;
+	int steps = 0;
+
+	while (next < end && next < b) {
+		slob_t *n = slob_next(next);
+
+		if (n <= next || n > end || next + slob_units(next) > n || ++steps > SLOB_PAGE_UNITS)
+			return NULL;
+		prev = next;
+		next = n;
+	}
+	*prevp = prev;
+	return next;
+}
+
+int slob_page_free(struct slob_page *sp, void *block, size_t size)
+{
+	slob_t *b = block, *base = (slob_t *)slob_page_base(sp), *end = base + SLOB_PAGE_UNITS;
+	int units = (int)SLOB_UNITS(size);
+	slob_t *prev, *next, *after;
+	int total;
+
+	if (b < base || !size || b + units > end || ((uintptr_t)b & (SLOB_UNIT - 1)))
+		return -EINVAL;
+	if (!sp->freelist) {
+		/* A full page gets its first free block. */
+		set_slob(b, units, end);
+		sp->freelist = b;
+		sp->units = units;
+		return 0;
+	}
+	next = slob_find_neighbours(sp, b, &prev);
+	if (!next)
+		return -EFAULT;
+	/* Inside or across a free block: freed already, or freed with another size. */
+	if (prev && prev + slob_units(prev) > b)
+		return -EINVAL;
+	if (next < end && b + units > next)
+		return -EINVAL;
+	if (sp->units + units > SLOB_PAGE_UNITS)
+		return -EFAULT;
+
+	sp->units += units;
+	total = units;
+	after = next;
+	if (next < end && b + units == next) {
+		total += slob_units(next);
+		after = slob_next(next);
+	}
+	if (prev && prev + slob_units(prev) == b) {
+		set_slob(prev, slob_units(prev) + total, after);
+	} else {
+		set_slob(b, total, after);
+		if (prev)
+			set_slob(prev, slob_units(prev), b);
+		else
+			sp->freelist = b;
+	}
+	return 0;
+}
+
+bool slob_page_overlaps_free(struct slob_page *sp, const void *block, size_t size)
+{
+	const slob_t *b = block;
+	slob_t *prev, *next;
+
+	if (!sp->freelist)
+		return false;
+	next = slob_find_neighbours(sp, b, &prev);
+	if (!next)
+		return false;
+	if (prev && prev + slob_units(prev) > b)
+		return true;
+	return next < slob_end(b) && b + SLOB_UNITS(size) > next;
+}
+
+long slob_page_validate(struct slob_page *sp, bool report)
+{
+	slob_t *base = (slob_t *)slob_page_base(sp), *end = base + SLOB_PAGE_UNITS;
+	long errors = 0;
+	int sum = 0, blocks = 0;
+
+#define SLOB_FAULT(...)									\
+	do {										\
+		errors++;								\
+		if (report) {								\
+			printk("SLOB: page %p: ", (void *)sp);				\
+			printk(__VA_ARGS__);						\
+		}									\
+	} while (0)
+
+	if (sp->units < 0 || sp->units > SLOB_PAGE_UNITS)
+		SLOB_FAULT("free units %d out of range\n", sp->units);
+	if (!sp->freelist) {
+		if (sp->units)
+			SLOB_FAULT("no free block but %d free units\n", sp->units);
+		return errors;
+	}
+	for (slob_t *cur = sp->freelist;;) {
+		int u;
+		slob_t *n;
+
+		if (cur < base || cur >= end) {
+			SLOB_FAULT("free block %p outside the page\n", (void *)cur);
+			break;
+		}
+		u = slob_units(cur);
+		n = slob_next(cur);
+		sum += u;
+		if (++blocks > SLOB_PAGE_UNITS) {
+			SLOB_FAULT("free list loops\n");
+			break;
+		}
+		if (cur + u > end)
+			SLOB_FAULT("free block at unit %td of %d units runs past the page\n", cur - base, u);
+		if (n == end)
+			break;
+		if (n <= cur) {
+			SLOB_FAULT("free block at unit %td is followed by unit %td: not address-ordered\n",
+				   cur - base, n - base);
+			break;
+		}
+		if (cur + u > n)
+			SLOB_FAULT("free blocks at units %td and %td overlap\n", cur - base, n - base);
+		else if (cur + u == n)
+			SLOB_FAULT("free blocks at units %td and %td are adjacent: not coalesced\n",
+				   cur - base, n - base);
+		cur = n;
+	}
+	if (sum != sp->units)
+		SLOB_FAULT("free blocks hold %d units, the page counts %d\n", sum, sp->units);
+#undef SLOB_FAULT
+	return errors;
+}
+
+/* ---- the free lists ---------------------------------------------------- */
+
+unsigned int slob_list_for(size_t size)
+{
+	switch (slob_nr_lists) {
+	case 1:
+		return SLOB_LIST_SMALL;
+	case 2:
+		/* The patch as posted: "small" up to the break, "big" above it. */
+		return size > slob_break ? SLOB_LIST_MEDIUM : SLOB_LIST_SMALL;
+	default:
+		return size < SLOB_BREAK1 ? SLOB_LIST_SMALL : size < SLOB_BREAK2 ? SLOB_LIST_MEDIUM
+										: SLOB_LIST_LARGE;
+	}
+}
+
+const char *slob_list_name(unsigned int list)
+{
+	static const char *const one[] = { "free" };
+	static const char *const two[] = { "small", "big" };
+	static const char *const three[] = { "small", "medium", "large" };
+
+	switch (slob_nr_lists) {
+	case 1:
+		return one[0];
+	case 2:
+		return two[list & 1];
+	default:
+		return three[list < 3 ? list : 2];
+	}
+}
+
+void slob_account_pages(long pages, bool reclaimable)
+{
+	mod_zone_page_state(reclaimable ? NR_SLAB_RECLAIMABLE : NR_SLAB_UNRECLAIMABLE, pages);
+}
+
+static void slob_list_add(struct slob_page *sp, unsigned int list)
+{
+	list_add(&sp->slab_list, &slob_lists[list]);
+	sp->list = (unsigned char)list;
+}
+
+static void slob_list_del(struct slob_page *sp)
+{
+	list_del(&sp->slab_list);
+	sp->list = SLOB_NO_LIST;
+}
+
+/* Give a wholly free heap page back; slob_lock not held. */
+static void slob_free_page(struct page *page)
+{
+	struct slob_page *sp = page_slob(page);
+
+	memset(&sp->cache, 0, sizeof(*sp) - offsetof(struct slob_page, cache));
+	page_clear_flag(page, PG_slab);
+	slob_account_pages(-1, false);
+	__free_pages(page, 0);
+}
+
+void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
+{
+	unsigned int list = slob_list_for(size);
+	struct list_head *head = &slob_lists[list];
+	int units = (int)SLOB_UNITS(size);
+	struct slob_page *sp;
+	struct page *page;
+	void *b = NULL;
+
+	kmem_lock(&slob_lock);
+	list_for_each_entry(sp, head, slab_list) {
+		slob_stats.page_scans++;
+		if (sp->units < units)
+			continue;
+		b = slob_page_alloc(sp, size, align, align_offset, &slob_stats.block_scans);
+		if (!b)
+			continue;
+		if (!sp->units) {
+			/* Full: off every list, and no rotation around it. */
+			slob_list_del(sp);
+		} else if (head->next != &sp->slab_list) {
+			/* Next fit: the next search starts at this page. */
+			list_del(head);
+			list_add_tail(head, &sp->slab_list);
+		}
+		break;
+	}
+	if (b) {
+		slob_stats.allocs++;
+		slob_stats.allocated += size;
+		kmem_unlock(&slob_lock);
+		return b;
+	}
+	kmem_unlock(&slob_lock);
+
+	/* A new page, made one free block and put on the list for this size. */
+	page = alloc_pages(gfp & ~(__GFP_ZERO | __GFP_COMP), 0);
+	if (!page)
+		return NULL;
+	slob_account_pages(1, false);
+	slob_page_init(page);
+	sp = page_slob(page);
+
+	kmem_lock(&slob_lock);
+	slob_stats.pages++;
+	b = slob_page_alloc(sp, size, align, align_offset, &slob_stats.block_scans);
+	if (b) {
+		slob_stats.allocs++;
+		slob_stats.allocated += size;
+		if (sp->units)
+			slob_list_add(sp, list);
+	} else {
+		slob_stats.pages--;
+	}
+	kmem_unlock(&slob_lock);
+	if (!b) {
+		/* Only an alignment bigger than the page could do this; the callers cap it. */
+		kmem_warn("mm/slob.c:slob_alloc", "%zu bytes aligned to %zu do not fit a page\n", size, align);
+		slob_free_page(page);
+	}
+	return b;
+}
+
+int slob_free(void *block, size_t size)
+{
+	struct page *page = __virt_to_page(block);
+	struct slob_page *sp = page_slob(page);
+	bool was_full;
+	int rc;
+
+	kmem_lock(&slob_lock);
+	was_full = !sp->freelist;
+	rc = slob_page_free(sp, block, size);
+	if (rc) {
+		kmem_unlock(&slob_lock);
+		return rc;
+	}
+	slob_stats.frees++;
+	slob_stats.allocated -= size;
+	if (sp->units == SLOB_PAGE_UNITS) {
+		if (sp->list != SLOB_NO_LIST)
+			slob_list_del(sp);
+		slob_stats.pages--;
+		kmem_unlock(&slob_lock);
+		slob_free_page(page);
+		return 0;
+	}
+	if (was_full)
+		/* Partially free again: on the list for the size of the block freed. */
+		slob_list_add(sp, slob_list_for(size));
+	kmem_unlock(&slob_lock);
+	return 0;
+}
+
+long slob_validate_all(bool report)
+{
+	long errors = 0;
+	struct slob_page *sp;
+
+	kmem_lock(&slob_lock);
+	for (unsigned int l = 0; l < SLOB_NR_LISTS; l++) {
+		list_for_each_entry(sp, &slob_lists[l], slab_list) {
+			if (sp->list != l || sp->kind != SLOB_PAGE_HEAP || !sp->units) {
+				errors++;
+				if (report)
+					printk("SLOB: page %p on the %s list: list %u, kind %u, %d free units\n",
+					       (void *)sp, slob_list_name(l), sp->list, sp->kind, sp->units);
+			}
+			errors += slob_page_validate(sp, report);
+		}
+	}
+	kmem_unlock(&slob_lock);
+	return errors;
+}
+
+/* For the statistics file: each list's pages, unused bytes, biggest block, fragments. */
+void slob_list_figures(unsigned int list, unsigned long *pages, unsigned long *unused,
+		       unsigned long *biggest, unsigned long *fragments)
+{
+	struct slob_page *sp;
+
+	*pages = *unused = *biggest = *fragments = 0;
+	list_for_each_entry(sp, &slob_lists[list], slab_list) {
+		int blocks = 0;
+
+		(*pages)++;
+		*unused += (unsigned long)sp->units * SLOB_UNIT;
+		for (slob_t *cur = sp->freelist; cur && blocks++ < SLOB_PAGE_UNITS; cur = slob_next(cur)) {
+			unsigned long bytes = (unsigned long)slob_units(cur) * SLOB_UNIT;
+
+			(*fragments)++;
+			if (bytes > *biggest)
+				*biggest = bytes;
+			if (slob_last(cur))
+				break;
+		}
+	}
+}
+
+/* fork(): the child has one thread; whatever another thread held is its no longer. */
+void slob_fork_prepare(void) { kmem_lock(&slob_lock); }
+void slob_fork_parent(void) { kmem_unlock(&slob_lock); }
+void slob_fork_child(void) { kmem_lock_init(&slob_lock); }

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SLOB's page heap, called directly (slab/slob/slob.h), whatever back-end
+ * the process booted with:
+ *
+ *  - a randomized model test of one page: random sizes (one-unit blocks
+ *    included), alignments and alignment offsets, random frees, and frees
+ *    that must be refused (double frees, frees across a free block); the
+ *    model keeps which units are live.  After every operation the page's
+ *    free blocks are address-ordered, inside the page, non-overlapping,
+ *    coalesced and add up to its free count (slob_page_validate()), that
+ *    count matches the model, an allocation is the first fit in address
+ *    order (and NULL only when no free run fits), and live blocks keep
+ *    their contents;
+ *  - the free lists: a request goes to the list of its size, a full page
+ *    leaves its list and comes back on the list of the block freed, an
+ *    empty page goes back to the page allocator, and next fit: after a
+ *    search succeeds on a page that was not first, the next search starts
+ *    there.
+ *
+ * KMEM_MODEL_OPS overrides the number of operations per model run.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kmem.h>
+
+#include "slab/slab.h"
+#include "slab/slob/slob.h"
+
+#include "ktest.h"
+#include "lib/slab_test.h"
+
+#define NR_UNITS	SLOB_PAGE_UNITS
+
+struct live {
+	char *p;
+	size_t size;
+	uint64_t seed;
+};
+
+struct model {
+	struct slob_page *sp;
+	char *base;
+	unsigned short owner[NR_UNITS];	/* 1 + index in live[], 0: free */
+	struct live live[NR_UNITS];
+	int nr_live;
+	int free_units;
+};
+
+static int model_units(size_t size)
+{
+	return (int)SLOB_UNITS(size);
+}
+
+/* The first free run where a block of @units fits at @align/@off, or -1. */
+static long model_first_fit(struct model *m, int units, size_t align, size_t off)
+{
+	for (int u = 0; u < NR_UNITS;) {
+		if (m->owner[u]) {
+			u++;
+			continue;
+		}
+		int end = u;
+		while (end < NR_UNITS && !m->owner[end])
+			end++;
+		uintptr_t a = (uintptr_t)(m->base + 2 * u);
+		if (align > SLOB_UNIT)
+			a = ((a + off + align - 1) & ~(uintptr_t)(align - 1)) - off;
+		long start = (long)(a - (uintptr_t)m->base) / 2;
+		if (start + units <= end)
+			return start;
+		u = end;
+	}
+	return -1;
+}
+
+static int model_check(struct model *m)
+{
+	if (slob_page_validate(m->sp, true)) {
+		KT_FAIL("slob_page_validate found faults");
+		return -1;
+	}
+	if (m->sp->units != m->free_units) {
+		KT_FAIL("page counts %d free units, model %d", m->sp->units, m->free_units);
+		return -1;
+	}
+	return 0;
+}
+
+static void model_run(uint64_t seed, unsigned long ops)
+{
+	static struct model m;
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	uint64_t rng = seed;
+	unsigned long refused = 0, nulls = 0, ones = 0;
+
+	KT_ASSERT(page);
+	memset(&m, 0, sizeof(m));
+	slob_page_init(page);
+	m.sp = page_slob(page);
+	m.base = page_address(page);
+	m.free_units = NR_UNITS;
+	if (model_check(&m))
+		return;
+
+	for (unsigned long op = 0; op < ops; op++) {
+		unsigned int r = slab_rnd_below(&rng, 100);
+
+		if (r < 55 || !m.nr_live) {
+			static const size_t aligns[] = { 0, 0, 0, 8, 16, 64, 256, 1024 };
+			size_t size, align = aligns[slab_rnd_below(&rng, 8)], off = 0;
+			unsigned long scans = 0;
+
+			switch (slab_rnd_below(&rng, 4)) {
+			case 0:
+				size = 1 + slab_rnd_below(&rng, 4);	/* one- and two-unit blocks */
+				break;
+			case 1:
+				size = 1 + slab_rnd_below(&rng, 64);
+				break;
+			case 2:
+				size = 1 + slab_rnd_below(&rng, 400);
+				break;
+			default:
+				size = 1 + slab_rnd_below(&rng, 1500);
+			}
+			if (align && slab_rnd_below(&rng, 2))
+				off = SLOB_MINALIGN;
+			int units = model_units(size);
+			long want = model_first_fit(&m, units, align, off);
+			char *p = slob_page_alloc(m.sp, size, align, off, &scans);
+
+			if (!p) {
+				nulls++;
+				if (want >= 0) {
+					KT_FAIL("op %lu: %zu bytes aligned %zu+%zu refused, unit %ld fits", op,
+						size, align, off, want);
+					return;
+				}
+			} else {
+				long u = (p - m.base) / 2;
+
+				if (want != u) {
+					KT_FAIL("op %lu: %zu bytes at unit %ld, first fit is %ld", op, size, u, want);
+					return;
+				}
+				if (align > SLOB_UNIT && ((uintptr_t)p + off) % align) {
+					KT_FAIL("op %lu: %p + %zu not aligned to %zu", op, (void *)p, off, align);
+					return;
+				}
+				int i = m.nr_live++;
+				for (int k = 0; k < units; k++)
+					m.owner[u + k] = (unsigned short)(i + 1);
+				m.live[i] = (struct live){ p, size, slab_rnd(&rng) };
+				m.free_units -= units;
+				ones += units == 1;
+				slab_fill(p, size, m.live[i].seed);
+			}
+		} else if (r < 95) {
+			int i = (int)slab_rnd_below(&rng, (unsigned int)m.nr_live);
+			struct live l = m.live[i];
+			long u = (l.p - m.base) / 2;
+			int units = model_units(l.size);
+
+			if (slab_check(l.p, l.size, l.seed)) {
+				KT_FAIL("op %lu: block at unit %ld lost its contents", op, u);
+				return;
+			}
+			if (slob_page_free(m.sp, l.p, l.size)) {
+				KT_FAIL("op %lu: free of a live block at unit %ld refused", op, u);
+				return;
+			}
+			for (int k = 0; k < units; k++)
+				m.owner[u + k] = 0;
+			m.free_units += units;
+			m.live[i] = m.live[--m.nr_live];
+			if (i < m.nr_live) {
+				long v = (m.live[i].p - m.base) / 2;
+				for (int k = 0; k < model_units(m.live[i].size); k++)
+					m.owner[v + k] = (unsigned short)(i + 1);
+			}
+		} else {
+			/* A free that must be refused: a block inside or across free space. */
+			long u = slab_rnd_below(&rng, NR_UNITS);
+			size_t size = 2 + 2 * slab_rnd_below(&rng, 32);
+			int units = model_units(size), any_free = 0, all_in = u + units <= NR_UNITS;
+
+			for (int k = 0; all_in && k < units; k++)
+				any_free |= !m.owner[u + k];
+			if (!all_in || !any_free)
+				continue;
+			int before = m.sp->units;
+			int rc = slob_page_free(m.sp, m.base + 2 * u, size);
+			if (rc != -EINVAL || m.sp->units != before) {
+				KT_FAIL("op %lu: free over free unit range %ld+%d returned %d", op, u, units, rc);
+				return;
+			}
+			refused++;
+		}
+		if (model_check(&m))
+			return;
+	}
+	/* Free everything: one free block of the whole page again. */
+	while (m.nr_live) {
+		struct live l = m.live[--m.nr_live];
+		KT_ASSERT(slob_page_free(m.sp, l.p, l.size) == 0);
+		m.free_units += model_units(l.size);
+	}
+	KT_ASSERT(model_check(&m) == 0);
+	KT_ASSERT_EQ(m.sp->units, NR_UNITS);
+	KT_ASSERT(m.sp->freelist == (slob_t *)m.base);
+	fprintf(stderr, "  seed %llu: %lu ops, %lu refused frees, %lu NULLs, %lu one-unit blocks\n",
+		(unsigned long long)seed, ops, refused, nulls, ones);
+	KT_EXPECT(refused > 0 && nulls > 0 && ones > 0);
+	page_clear_flag(page, PG_slab);
+	__free_pages(page, 0);
+}
+
+static unsigned long model_ops(void)
+{
+	const char *e = getenv("KMEM_MODEL_OPS");
+
+	return e ? strtoul(e, NULL, 0) : 200000;
+}
+
+KTEST(slob_page_model)
+{
+	model_run(1, model_ops());
+	model_run(0x5eed5eedULL, model_ops());
+}
+
+/* The page-level encoding: one-unit blocks are stored negated. */
+KTEST(slob_one_unit_blocks)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	unsigned long scans = 0;
+
+	KT_ASSERT(page);
+	slob_page_init(page);
+	struct slob_page *sp = page_slob(page);
+	char *a = slob_page_alloc(sp, 2, 0, 0, &scans);
+	char *b = slob_page_alloc(sp, 1, 0, 0, &scans);
+	char *c = slob_page_alloc(sp, 10, 0, 0, &scans);
+	KT_ASSERT(a && b == a + 2 && c == b + 2);
+	KT_ASSERT(slob_page_free(sp, b, 1) == 0);
+	/* b is a one-unit free block in front of the tail: its word is -(offset of the tail). */
+	KT_ASSERT(sp->freelist == (slob_t *)b);
+	KT_ASSERT_EQ(((slob_t *)b)->units, -(int)((c + 10 - a) / 2));
+	KT_ASSERT(slob_page_free(sp, b, 1) == -EINVAL);	/* double free */
+	KT_ASSERT(slob_page_free(sp, c - 1, 4) == -EINVAL);	/* across the free block */
+	KT_ASSERT(slob_page_validate(sp, true) == 0);
+	KT_ASSERT(slob_page_free(sp, a, 2) == 0);
+	KT_ASSERT(slob_page_free(sp, c, 10) == 0);
+	KT_ASSERT_EQ(sp->units, SLOB_PAGE_UNITS);
+	KT_ASSERT(slob_page_validate(sp, true) == 0);
+	page_clear_flag(page, PG_slab);
+	__free_pages(page, 0);
+}
+
+static unsigned long list_pages(unsigned int list)
+{
+	unsigned long pages, unused, biggest, frags;
+
+	kmem_lock(&slob_lock);
+	slob_list_figures(list, &pages, &unused, &biggest, &frags);
+	kmem_unlock(&slob_lock);
+	return pages;
+}
+
+static char *page_of(void *p)
+{
+	return (char *)((uintptr_t)p & PAGE_MASK);
+}
+
+/*
+ * The free lists.  Runs only where SLOB is not the back-end (no other user
+ * of the lists): on SLOB every kmalloc shares them, and the slab tests'
+ * @slob variants cover them there.
+ */
+KTEST(slob_lists_and_next_fit)
+{
+	void *p[64];
+	int n = 0;
+
+	if (slab_allocator == SLAB_ALLOCATOR_SLOB) {
+		fprintf(stderr, "  skipped: the lists are shared with kmalloc on slab=slob\n");
+		return;
+	}
+	KT_ASSERT_EQ(slob_nr_lists, 3);
+	KT_ASSERT_EQ(slob_list_for(255), SLOB_LIST_SMALL);
+	KT_ASSERT_EQ(slob_list_for(256), SLOB_LIST_MEDIUM);
+	KT_ASSERT_EQ(slob_list_for(1023), SLOB_LIST_MEDIUM);
+	KT_ASSERT_EQ(slob_list_for(1024), SLOB_LIST_LARGE);
+	long slab0 = slab_pages_now();
+
+	/* P1: twenty 200-byte blocks, 96 bytes left: on the small list. */
+	for (int i = 0; i < 20; i++)
+		p[n++] = slob_alloc(200, GFP_KERNEL, 0, 0);
+	char *p1 = page_of(p[0]);
+	for (int i = 1; i < 20; i++)
+		KT_ASSERT(page_of(p[i]) == p1);
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_SMALL), 1);
+	KT_ASSERT_EQ(slab_pages_now() - slab0, 1);
+	/* P2, put first on the list: the same. */
+	for (int i = 0; i < 20; i++)
+		p[n++] = slob_alloc(200, GFP_KERNEL, 0, 0);
+	char *p2 = page_of(p[20]);
+	KT_ASSERT(p2 != p1 && page_of(p[39]) == p2);
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_SMALL), 2);
+	/* A hole in P1; the next 200 bytes skip P2 (96 free) and land there. */
+	KT_ASSERT(slob_free(p[5], 200) == 0);
+	void *q = slob_alloc(200, GFP_KERNEL, 0, 0);
+	KT_ASSERT(q == p[5]);
+	p[5] = q;
+	/* Next fit: the search now starts at P1, so 50 bytes go there, not to P2. */
+	void *r = slob_alloc(50, GFP_KERNEL, 0, 0);
+	KT_ASSERT(page_of(r) == p1);
+	KT_ASSERT(slob_free(r, 50) == 0);
+	KT_ASSERT(slob_validate_all(true) == 0);
+
+	/* A medium and a large request get pages of their own lists. */
+	void *med = slob_alloc(600, GFP_KERNEL, 0, 0), *big = slob_alloc(3000, GFP_KERNEL, 0, 0);
+	KT_ASSERT(med && big && page_of(med) != page_of(big));
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_MEDIUM), 1);
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_LARGE), 1);
+	/* Fill the large page exactly: it leaves every list ... */
+	void *rest = slob_alloc(PAGE_SIZE - 3000, GFP_KERNEL, 0, 0);
+	KT_ASSERT(page_of(rest) == page_of(big));
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_LARGE), 0);
+	/* ... and a small free puts it back on the small list. */
+	KT_ASSERT(slob_free(rest, 40) == 0);
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_SMALL), 3);
+	/* A double free is refused with nothing changed. */
+	KT_ASSERT(slob_free(rest, 40) == -EINVAL);
+	KT_ASSERT(slob_validate_all(true) == 0);
+	KT_ASSERT(slob_free((char *)rest + 40, PAGE_SIZE - 3000 - 40) == 0);
+	KT_ASSERT(slob_free(big, 3000) == 0);
+	/* Wholly free: back to the page allocator. */
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_SMALL), 2);
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_LARGE), 0);
+	KT_ASSERT(slob_free(med, 600) == 0);
+	for (int i = 0; i < n; i++)
+		KT_ASSERT(slob_free(p[i], 200) == 0);
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_SMALL), 0);
+	KT_ASSERT_EQ(list_pages(SLOB_LIST_MEDIUM), 0);
+	KT_ASSERT_EQ(slab_pages_now(), slab0);
+	KT_ASSERT(slob_validate_all(true) == 0);
+}
+
+KTEST_MAIN(if (slab_test_boot("mem=64M")) return 1;)
