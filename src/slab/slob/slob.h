@@ -113,10 +113,11 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 		      unsigned long *scans);
 /*
  * Give back @size bytes at @b to @sp's free blocks, in address order,
- * coalescing with its neighbours.  0, or -EINVAL with nothing changed
- * (and no report) if the block is not inside the page or overlaps a free
- * block (a double free, or a free of another size than allocated), or
- * -EFAULT if it would make the free units exceed the page.
+ * coalescing with its neighbours.  0, or with nothing changed (and no
+ * report): -EALREADY if @b lies in a free block (a double free), -EINVAL
+ * if the block is not inside the page or runs into a free block (freed
+ * with another size than allocated), -EFAULT if the page's free blocks
+ * are overwritten or would exceed the page.
  */
 int slob_page_free(struct slob_page *sp, void *b, size_t size);
 /* Is [@b, @b + @size) free, wholly or in part? (no lock taken: the caller's) */
@@ -141,7 +142,7 @@ extern unsigned int slob_break;		/* slob.break (two lists) */
  * __GFP_ZERO is the caller's.  Takes slob_lock.
  */
 void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset);
-/* Free a heap block: 0, or -EINVAL/-EFAULT as slob_page_free() (reported by the caller). */
+/* Free a heap block: 0, or an error of slob_page_free() (reported by the caller). */
 int slob_free(void *block, size_t size);
 /* The list a request of @size bytes (header included) searches. */
 unsigned int slob_list_for(size_t size);

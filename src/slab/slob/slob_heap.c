@@ -222,9 +222,9 @@ int slob_page_free(struct slob_page *sp, void *block, size_t size)
 	next = slob_find_neighbours(sp, b, &prev);
 	if (!next)
 		return -EFAULT;
-	/* Inside or across a free block: freed already, or freed with another size. */
-	if (prev && prev + slob_units(prev) > b)
-		return -EINVAL;
+	/* Inside a free block: freed already.  Across one: freed with another size. */
+	if ((prev && prev + slob_units(prev) > b) || next == b)
+		return -EALREADY;
 	if (next < end && b + units > next)
 		return -EINVAL;
 	if (sp->units + units > SLOB_PAGE_UNITS)
