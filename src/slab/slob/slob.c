@@ -192,6 +192,23 @@ static bool slob_in_free(struct slob_page *sp, const void *x)
 	return ret;
 }
 
+/*
+ * Before a debug free writes into the block (red zone repair, poison):
+ * 0, or what slob_free() would refuse it for (-EALREADY, -EINVAL).
+ */
+static int slob_precheck_free(struct slob_page *sp, const void *x, size_t size)
+{
+	int rc = 0;
+
+	kmem_lock(&slob_lock);
+	if (slob_page_overlaps_free(sp, x, 1))
+		rc = -EALREADY;
+	else if (slob_page_overlaps_free(sp, x, size))
+		rc = -EINVAL;
+	kmem_unlock(&slob_lock);
+	return rc;
+}
+
 /* ---- caches ---------------------------------------------------------------- */
 
 static unsigned int slob_cache_size(unsigned int object_size, slab_flags_t flags)
@@ -330,8 +347,9 @@ static void slob_cache_free(struct kmem_cache *s, struct page *head, void *x, un
 		return;
 	}
 	if (unlikely(s->flags & (SLAB_RED_ZONE | SLAB_POISON))) {
-		if (slob_in_free(sp, x)) {
-			slob_report_free_rc("kmem_cache_free", x, -EALREADY, s->name);
+		rc = slob_precheck_free(sp, x, s->size);
+		if (rc) {
+			slob_report_free_rc("kmem_cache_free", x, rc, s->name);
 			return;
 		}
 		if (s->flags & SLAB_RED_ZONE)
@@ -391,7 +409,12 @@ static void *slob_kmalloc(size_t size, gfp_t gfp, unsigned long caller)
 	char *ret;
 
 	(void)caller;
-	if (size + rz >= PAGE_SIZE - SLOB_MINALIGN) {
+	/* Power-of-two sizes are aligned to their size (kernel 5.4 on). */
+	if (!(size & (size - 1)) && size > align)
+		align = size;
+	block = SLOB_MINALIGN + size + rz;
+	/* About a page or more (or, red-zoned, a half page no page holds aligned): pages. */
+	if (size + rz >= PAGE_SIZE - SLOB_MINALIGN || align - SLOB_MINALIGN + block > PAGE_SIZE) {
 		ret = slob_big_alloc(size, gfp, NULL);
 		if (unlikely(!ret)) {
 			if (!(gfp & __GFP_NOWARN))
@@ -400,10 +423,6 @@ static void *slob_kmalloc(size_t size, gfp_t gfp, unsigned long caller)
 		}
 		return ret;
 	}
-	/* Power-of-two sizes are aligned to their size (kernel 5.4 on). */
-	if (!(size & (size - 1)) && size > align)
-		align = size;
-	block = SLOB_MINALIGN + size + rz;
 	h = slob_alloc(block, gfp, align, SLOB_MINALIGN);
 	if (unlikely(!h)) {
 		if (!(gfp & __GFP_NOWARN))
@@ -459,8 +478,9 @@ static void slob_kfree(struct page *head, void *x, unsigned long caller)
 	size = h->size;
 	block = SLOB_MINALIGN + size + slob_kmalloc_rz();
 	if (unlikely(slob_kmalloc_flags & (SLAB_RED_ZONE | SLAB_POISON))) {
-		if (slob_in_free(sp, h)) {
-			slob_report_free_rc("kfree", x, -EALREADY, "kmalloc");
+		rc = slob_precheck_free(sp, h, block);
+		if (rc) {
+			slob_report_free_rc("kfree", x, rc, "kmalloc");
 			return;
 		}
 		if (slob_kmalloc_flags & SLAB_RED_ZONE)
