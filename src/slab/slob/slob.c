@@ -49,6 +49,7 @@
 
 struct slob_cache {
 	atomic_long active;		/* objects allocated now (slabinfo) */
+	size_t big;			/* 0: heap blocks; else pages for max(size, align) bytes */
 };
 
 static inline struct slob_cache *SLOBC(struct kmem_cache *s)
@@ -116,8 +117,8 @@ static bool slob_check_redzone(const char *what, const void *obj, unsigned char 
 	if (!bad)
 		return true;
 	kmem_report("BUG %s (Not tainted): Right Redzone overwritten\n"
-		    "INFO: 0x%p-0x%p @offset=%zu. First byte 0x%x instead of 0x%x\n"
-		    "FIX %s: Restoring Right Redzone 0x%p-0x%p=0x%x\n",
+		    "INFO: %p-%p @offset=%zu. First byte 0x%x instead of 0x%x\n"
+		    "FIX %s: Restoring Right Redzone %p-%p=0x%x\n",
 		    what, (void *)(p + last), (void *)(p + n - 1), (size_t)(p + last - (const unsigned char *)obj),
 		    p[last], SLOB_RED_ACTIVE, what, (void *)p, (void *)(p + n - 1), SLOB_RED_ACTIVE);
 	memset(p, SLOB_RED_ACTIVE, n);
@@ -225,8 +226,6 @@ static int slob_cache_create(struct kmem_cache *s)
 	unsigned int align = calculate_alignment(s->flags, s->align, s->object_size);
 
 	align = align > ARCH_SLAB_MINALIGN ? align : ARCH_SLAB_MINALIGN;
-	if (align > PAGE_SIZE)
-		return -EINVAL;
 	s->index = 0;
 	s->offset = 0;
 	s->align = align;
@@ -235,6 +234,13 @@ static int slob_cache_create(struct kmem_cache *s)
 	s->red_left_pad = 0;
 	s->div_magic = 0;
 	atomic_store(&SLOBC(s)->active, 0);
+	/* A page or more, or aligned to a page or more: pages of its own (buddy blocks are aligned to their size). */
+	SLOBC(s)->big = 0;
+	if (s->size >= PAGE_SIZE || align >= PAGE_SIZE) {
+		SLOBC(s)->big = s->size > align ? s->size : align;
+		if (get_order(SLOBC(s)->big) > MAX_PAGE_ORDER)
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -282,10 +288,10 @@ static void *slob_cache_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long cal
 
 	(void)caller;
 	(void)orig_size;
-	if (s->size < PAGE_SIZE)
+	if (likely(!SLOBC(s)->big))
 		b = slob_alloc(s->size, gfp, s->align, 0);
 	else
-		b = slob_big_alloc(s->size, gfp, s);
+		b = slob_big_alloc(SLOBC(s)->big, gfp, s);
 	if (unlikely(!b)) {
 		if (!(gfp & __GFP_NOWARN))
 			pr_warn("SLOB: Unable to allocate memory for cache %s (object size %u)\n", s->name,
@@ -328,7 +334,7 @@ static void slob_cache_free(struct kmem_cache *s, struct page *head, void *x, un
 		slob_big_free(head);
 		return;
 	}
-	if (unlikely(sp->kind != SLOB_PAGE_HEAP || s->size >= PAGE_SIZE)) {
+	if (unlikely(sp->kind != SLOB_PAGE_HEAP || SLOBC(s)->big)) {
 		kmem_report("BUG %s (Not tainted): Invalid object pointer %p\n"
 			    "INFO: kmem_cache_free(): not in a page of this cache's objects; not freed\n",
 			    s->name, x);
@@ -561,8 +567,8 @@ static void slob_get_slabinfo(struct kmem_cache *s, struct slabinfo *info)
 
 	memset(info, 0, sizeof(*info));
 	info->active_objs = info->num_objs = active > 0 ? (unsigned long)active : 0;
-	if (s->size >= PAGE_SIZE)
-		info->cache_order = (unsigned int)get_order(s->size);
+	if (SLOBC(s)->big)
+		info->cache_order = (unsigned int)get_order(SLOBC(s)->big);
 }
 
 static long slob_validate(struct kmem_cache *s)
