@@ -57,8 +57,11 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 		 * Meanwhile (boot, set-up in progress) kmalloc's power-of-two
 		 * buckets, 16-aligned at least whatever slab_debug= did to the
 		 * layout (kmalloc-96 and -192 may be only 8-aligned then).
+		 * SLOB's kmalloc (no classes): every block is 16-aligned,
+		 * so the size asked for.
 		 */
-		size = size < MALLOC_MIN ? MALLOC_MIN : 1UL << (64 - __builtin_clzl(size - 1));
+		if (!slab_ops.kmalloc)
+			size = size < MALLOC_MIN ? MALLOC_MIN : 1UL << (64 - __builtin_clzl(size - 1));
 		p = __kmalloc_slow(size, gfp);
 	} else if (size <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(size, gfp);

@@ -243,9 +243,15 @@ int malloc_classes_init(void)
 		return -EBUSY;
 	kmem_lock(&classes_lock);
 	int rc = 0;
-	if (malloc_fine_classes)
+	/*
+	 * A back-end with a kmalloc of its own (SLOB) frees a block by the
+	 * size header in front of it, which its cache objects lack: no
+	 * classes, every size is a kmalloc of that size (malloc_slow()).
+	 */
+	unsigned int nr = slab_ops.kmalloc ? 1 : MALLOC_NR_CLASS_ENTRIES;
+	if (malloc_fine_classes && nr > 1)
 		candidates_init();
-	for (unsigned int i = 1; i < MALLOC_NR_CLASS_ENTRIES && !rc; i++) {
+	for (unsigned int i = 1; i < nr && !rc; i++) {
 		bool err;
 		struct kmem_cache *s = class_cache(i * 16, &err);
 		if (err)

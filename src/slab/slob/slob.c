@@ -32,7 +32,6 @@
  * on: the free already walks the page's free blocks.  U and T keep nothing
  * on SLOB (no per-object metadata).
  */
-#if __has_include("slab/backend.h")
 #include <errno.h>
 #include <string.h>
 
@@ -605,4 +604,3 @@ const struct slab_backend slob_backend = {
 	.fork_parent = slob_fork_parent,
 	.fork_child = slob_fork_child,
 };
-#endif /* __has_include("slab/backend.h") */
