@@ -24,7 +24,7 @@
 set -u
 
 # The slab back-ends to run every program on: adding one is adding its name.
-BACKENDS=(${KMEM_RP_BACKENDS:-slub slab})
+BACKENDS=(${KMEM_RP_BACKENDS:-slub slab slob})
 
 SRC=${KMEM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 BIN=${KMEM_BINARY_DIR:-$SRC/build}
