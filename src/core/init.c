@@ -243,7 +243,8 @@ KMEM_API int kmem_init(const char *cmdline)
 __attribute__((destructor)) static void kmem_print_stats_at_exit(void)
 {
 	static char buf[1 << 16];
-	static const char *const files[] = { "/proc/slabinfo", "/proc/meminfo" };
+	/* SLOB's heap statistics where slab=slob (elsewhere the file is not there). */
+	static const char *const files[] = { "/proc/slabinfo", "/proc/meminfo", "/sys/kernel/debug/slob/stats" };
 
 	if (!stats_at_exit || atomic_load(&kmem_system_state) != KMEM_UP)
 		return;
