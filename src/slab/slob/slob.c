@@ -59,6 +59,30 @@ static inline struct slob_cache *SLOBC(struct kmem_cache *s)
 /* slab_debug= flags for kmalloc's blocks (as for a cache named "kmalloc"). */
 static slab_flags_t slob_kmalloc_flags;
 
+/*
+ * SLOB keeps nothing per thread, but a thread that allocated tells the core
+ * when it exits (slab_thread_exited(): the malloc front-end's reaper then
+ * trims an idle program): a pthread key, set at a thread's first allocation.
+ */
+static pthread_key_t slob_exit_key;
+static bool slob_exit_key_ok;
+static __thread bool slob_thread_seen __attribute__((tls_model("initial-exec")));
+
+static void slob_thread_exit(void *arg)
+{
+	(void)arg;
+	slab_thread_exited();
+}
+
+static inline void slob_note_thread(void)
+{
+	if (unlikely(!slob_thread_seen)) {
+		slob_thread_seen = true;
+		if (slob_exit_key_ok)
+			pthread_setspecific(slob_exit_key, (void *)1);
+	}
+}
+
 static inline void stat_add(unsigned long *v, long d)
 {
 	__atomic_fetch_add(v, (unsigned long)d, __ATOMIC_RELAXED);
@@ -307,6 +331,7 @@ static void *slob_cache_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long cal
 
 	(void)caller;
 	(void)orig_size;
+	slob_note_thread();
 	if (likely(!SLOBC(s)->big))
 		b = slob_alloc(s->size, gfp, s->align, 0);
 	else
@@ -434,6 +459,7 @@ static void *slob_kmalloc(size_t size, gfp_t gfp, unsigned long caller)
 	char *ret;
 
 	(void)caller;
+	slob_note_thread();
 	/* Power-of-two sizes are aligned to their size (kernel 5.4 on). */
 	if (!(size & (size - 1)) && size > align)
 		align = size;
@@ -598,6 +624,8 @@ static long slob_validate(struct kmem_cache *s)
 static int slob_init(void)
 {
 	slob_kmalloc_flags = kmem_cache_flags(SLAB_KMALLOC, "kmalloc");
+	if (!slob_exit_key_ok)
+		slob_exit_key_ok = os_thread_exit_key_create(&slob_exit_key, slob_thread_exit) == 0;
 	return 0;
 }
 
