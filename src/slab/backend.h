@@ -124,6 +124,12 @@ struct slab_backend {
 	 * NULL: the core's kmalloc caches serve kmalloc.
 	 */
 	void *(*kmalloc)(size_t size, gfp_t gfp, unsigned long caller);
+	/*
+	 * Optional, with .kmalloc: kmalloc_size_roundup() of 1 <= @size <=
+	 * KMALLOC_MAX_CACHE_SIZE, the ksize() a kmalloc of @size gets (kernel:
+	 * SLOB's own kmalloc_size_roundup()).  NULL: the kmalloc caches' sizes.
+	 */
+	size_t (*kmalloc_size_roundup)(size_t size);
 	/* kfree() of @x in the slab page whose head is @head (PageSlab). */
 	void (*kfree)(struct page *head, void *x, unsigned long caller);
 	/*

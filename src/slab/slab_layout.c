@@ -8,6 +8,7 @@
 #include <kmem/slab.h>
 
 #include "slab/slab_layout.h"
+#include "slab/backend.h"
 
 #define SL_WORD		((unsigned int)sizeof(void *))
 #define SL_ALIGN(x, a)	(((x) + (a) - 1) & ~((a) - 1))	/* a: power of two */
@@ -123,8 +124,12 @@ const char *kmalloc_index_name(unsigned int index)
  */
 size_t kmalloc_size_roundup(size_t size)
 {
-	if (size && size <= KMALLOC_MAX_CACHE_SIZE)
+	if (size && size <= KMALLOC_MAX_CACHE_SIZE) {
+		/* A back-end's own kmalloc (SLOB) has sizes of its own. */
+		if (slab_ops.kmalloc_size_roundup)
+			return slab_ops.kmalloc_size_roundup(size);
 		return kmalloc_index_size(kmalloc_slab_index(size));
+	}
 	if (size && size <= KMALLOC_MAX_SIZE)
 		return PAGE_SIZE << sl_get_order(size);
 	return size;

@@ -551,6 +551,17 @@ static void slob_kfree(struct page *head, void *x, unsigned long caller)
 	stat_add(&slob_stats.kmalloc_frees, 1);
 }
 
+/* kmalloc_size_roundup(): what ksize() of a kmalloc of @size will say. */
+static size_t slob_kmalloc_size_roundup(size_t size)
+{
+	size_t align = (!(size & (size - 1)) && size > SLOB_MINALIGN) ? size : SLOB_MINALIGN;
+	size_t block = slob_kmalloc_block(size);
+
+	if (size + slob_kmalloc_rz() >= PAGE_SIZE - SLOB_MINALIGN || align - SLOB_MINALIGN + block > PAGE_SIZE)
+		return PAGE_SIZE << get_order(size);
+	return slob_kmalloc_usable(size);
+}
+
 static bool slob_obj_lookup(struct page *head, const void *x, struct kmem_obj *o)
 {
 	struct slob_page *sp = page_slob(head);
@@ -643,6 +654,7 @@ const struct slab_backend slob_backend = {
 	.alloc_bulk = slob_alloc_bulk,
 	.free_bulk = slob_free_bulk,
 	.kmalloc = slob_kmalloc,
+	.kmalloc_size_roundup = slob_kmalloc_size_roundup,
 	.kfree = slob_kfree,
 	.obj_info = slob_obj_info,
 	.get_slabinfo = slob_get_slabinfo,
