@@ -230,6 +230,8 @@ static bool slob_in_free(struct slob_page *sp, const void *x)
 {
 	bool ret;
 
+	/* The unit holding @x (an odd address lies in the unit before it). */
+	x = (const void *)((uintptr_t)x & ~(uintptr_t)(SLOB_UNIT - 1));
 	kmem_lock(&slob_lock);
 	ret = slob_page_overlaps_free(sp, x, 1);
 	kmem_unlock(&slob_lock);
