@@ -379,9 +379,11 @@ KTEST(pointer_inside_object)
 	 */
 	void *r = (void *)1;
 	size_t ks = 1;
-	BAD(ks = ksize(k + 4), "Invalid object pointer");
+	/* SLOB finds the kmalloc block around k + 4 by its header: the core's words for that. */
+	const char *mid = ON_SLOB ? "pointer into the middle of a kmalloc block" : "Invalid object pointer";
+	BAD(ks = ksize(k + 4), mid);
 	KT_EXPECT(ks == 0);
-	BAD(r = krealloc(k + 4, 1000, GFP), "Invalid object pointer");
+	BAD(r = krealloc(k + 4, 1000, GFP), mid);
 	KT_EXPECT(r == NULL);
 	BAD(ks = ksize(big + PAGE_SIZE), "pointer into the middle of a large kmalloc");
 	KT_EXPECT(ks == 0);
