@@ -186,6 +186,9 @@ static size_t kmalloc_align(size_t size)
 {
 	if (size > KMALLOC_MAX_CACHE_SIZE_BYTES)
 		return PAGE_SIZE << get_order(size);
+	/* SLOB: a power-of-two request aligned to its size, others to 16 (pages from a page up). */
+	if (slab_allocator == SLAB_ALLOCATOR_SLOB)
+		return size >= PAGE_SIZE - 16 ? PAGE_SIZE : !(size & (size - 1)) && size > 16 ? size : 16;
 	size_t b = kmalloc_size_roundup(size);
 	return (b & (b - 1)) ? 8 : b;
 }
@@ -357,7 +360,9 @@ static void do_krealloc(void)
 		return;
 	}
 	/* In place, the slot keeps its old bucket's alignment. */
-	add_obj(p, (uint32_t)ksize(p), -1, false, kmalloc_align(p == o.p ? o.size : size));
+	/* In place on SLOB: the first request's alignment, which o.size (its ksize) does not tell. */
+	size_t was = p == o.p ? (slab_allocator == SLAB_ALLOCATOR_SLOB ? 1 : o.size) : size;
+	add_obj(p, (uint32_t)ksize(p), -1, false, kmalloc_align(was));
 	M.allocs--;
 	M.reallocs++;
 }
@@ -368,13 +373,14 @@ static void free_one(void)
 
 	if (!take_obj(slab_rnd_below(&M.rng, M.nr_live), &o))
 		return;
-	if (o.cache >= 0 && slab_rnd_below(&M.rng, 4))
+	/* SLOB's kfree needs the size header its cache objects lack (the kernel's too). */
+	if (o.cache >= 0 && (slab_rnd_below(&M.rng, 4) || slab_allocator == SLAB_ALLOCATOR_SLOB))
 		kmem_cache_free(M.c[o.cache].s, o.p);
 	else
 		kfree(o.p);	/* kfree() takes objects of any cache */
 }
 
-/* Up to BULK_MAX live objects of cache @k (or of any kind, k < 0) into p[]. */
+/* Up to BULK_MAX live objects of cache @k (or of any kind, k == -1; kmalloc's, k == -2) into p[]. */
 static size_t pick(int k, void **p)
 {
 	size_t n = 0, want = 1 + slab_rnd_below(&M.rng, BULK_MAX);
@@ -382,7 +388,7 @@ static size_t pick(int k, void **p)
 
 	while (n < want && M.nr_live && tries++ < 4 * BULK_MAX) {
 		unsigned int i = slab_rnd_below(&M.rng, M.nr_live);
-		if (k >= 0 && M.live[i].cache != k)
+		if ((k >= 0 && M.live[i].cache != k) || (k == -2 && M.live[i].cache >= 0))
 			continue;
 		struct mobj o;
 		if (!take_obj(i, &o))
@@ -397,7 +403,8 @@ static size_t pick(int k, void **p)
 static void do_bulk_free(bool mixed)
 {
 	void *p[2 * BULK_MAX + 2];
-	int k = mixed ? -1 : (int)slab_rnd_below(&M.rng, NR_CACHES);
+	/* SLOB: kfree_bulk() of kmalloc blocks only (see free_one()). */
+	int k = mixed ? (slab_allocator == SLAB_ALLOCATOR_SLOB ? -2 : -1) : (int)slab_rnd_below(&M.rng, NR_CACHES);
 
 	if (!mixed && !M.c[k].nlive)
 		return;

@@ -281,7 +281,8 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 	flags = kmem_cache_flags(flags, name);		/* slab_debug= */
 
 	kmem_lock(&slab_mutex);
-	bool never_merge = slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE);
+	/* A back-end that never merges (SLOB): each cache is known by its own name. */
+	bool never_merge = slab_nomerge || ctor || (flags & SLAB_NEVER_MERGE) || !slab_ops.merges;
 	if (never_merge && sysfs_name_taken(name)) {
 		kmem_unlock(&slab_mutex);
 		err = -EEXIST;

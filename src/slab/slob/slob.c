@@ -323,7 +323,7 @@ static void slob_cache_destroy(struct kmem_cache *s)
 static int slob_cache_shrink(struct kmem_cache *s)
 {
 	/* Nothing is kept per cache: an empty page went back at its last free.  1: objects remain. */
-	return atomic_load(&SLOBC(s)->active) > 0;
+	return s && atomic_load(&SLOBC(s)->active) > 0;
 }
 
 static void *slob_cache_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size)
