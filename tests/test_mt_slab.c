@@ -262,7 +262,8 @@ static void release(struct xstate *st, struct batch *b, void *p, uint64_t *rng)
 			flush_batch(st, b, k);
 		return;
 	}
-	if (k == NKINDS || how == 1)
+	/* SLOB's kfree needs the size header its cache objects lack (the kernel's too). */
+	if (k == NKINDS || (how == 1 && slab_allocator != SLAB_ALLOCATOR_SLOB))
 		kfree(p);
 	else
 		kmem_cache_free(st->c[k], p);
