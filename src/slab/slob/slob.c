@@ -314,9 +314,9 @@ static void slob_cache_destroy(struct kmem_cache *s)
 	long active = atomic_load(&SLOBC(s)->active);
 
 	if (active)
-		kmem_warn("mm/slab_common.c:kmem_cache_destroy",
-			  "kmem_cache_destroy %s: Slab cache still has objects (%ld); they stay allocated\n",
-			  s->name, active);
+		kmem_report("BUG %s (Not tainted): Objects remaining in %s on __kmem_cache_shutdown()\n"
+			    "INFO: %ld object(s) still allocated; they stay in the heap\n",
+			    s->name, s->name, active);
 	kmem_cache_free_struct(s);
 }
 
