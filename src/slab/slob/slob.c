@@ -44,7 +44,6 @@
 #define SLOB_RED_ACTIVE		0xcc
 #define POISON_FREE		0x6b
 #define POISON_END		0xa5
-#define ARCH_SLAB_MINALIGN	8
 
 struct slob_cache {
 	atomic_long active;		/* objects allocated now (slabinfo) */
