@@ -337,6 +337,7 @@ KTEST(newest_first_and_kmalloc_last)
 		/* SLOB: no kmalloc caches, so no kmalloc lines to come last. */
 		KT_EXPECT(!strstr(text, "\nkmalloc-"));
 		free(text);
+		free(k);
 		kmem_cache_destroy(a);
 		kmem_cache_destroy(b);
 		return;
