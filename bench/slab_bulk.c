@@ -16,7 +16,7 @@
  *
  * The thread is pinned to the CPU it starts on; each figure is the median of
  * RUNS timed runs of OBJECTS objects (loops / bulk iterations of bulk objects).
- * The seed's published table (a 2015 kernel's SLAB on an i7-4790K @ 4.00GHz)
+ * The post's published table (a 2015 kernel's SLAB on an i7-4790K @ 4.00GHz)
  * is printed beside ours as reference data.
  *
  *   bench_slab_bulk [-r RUNS] [-n OBJECTS] [-b BULK,BULK,...] [-c "BOOT PARAMS"]
@@ -118,7 +118,7 @@ static void usage(void)
 	fprintf(stderr, "usage: bench_slab_bulk [-r RUNS] [-n OBJECTS] [-b BULK,...]\n"
 		"  -r RUNS     timed runs per case, median reported (default 5, max %d)\n"
 		"  -n OBJECTS  objects (alloc+free) per timed run (default 2000000)\n"
-		"  -b LIST     only these bulk sizes (of the seed's list; default all)\n"
+		"  -b LIST     only these bulk sizes (of the post's list; default all)\n"
 		"  -c PARAMS   more kmem boot parameters, e.g. \"slub_min_order=3\"\n", MAX_RUNS);
 	exit(2);
 }
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	       loop.cycles, loop.ns, loop.cpu);
 	printf("Type:kmem fastpath reuse Per elem: %3.0f cycles(tsc) %7.3f ns (cpu %6.3f ns)"
 	       "   [2015 SLAB, i7-4790K: %d cycles(tsc) %.3f ns]\n\n",
-	       fast.cycles, fast.ns, fast.cpu, SEED_FASTPATH_CYCLES, SEED_FASTPATH_NS);
+	       fast.cycles, fast.ns, fast.cpu, POST_FASTPATH_CYCLES, POST_FASTPATH_NS);
 
 	printf("%-98s | %s\n", "kmem SLUB, this machine",
 	       "reference: Brouer 2015, kernel SLAB on an i7-4790K @ 4.00GHz");
@@ -204,14 +204,14 @@ int main(int argc, char **argv)
 			 "| %7.3f %7.3f",
 			 bulk_sizes[i], fb[i].cycles, fb[i].ns, qr[i].cycles, qr[i].ns, imp, fb[i].cpu,
 			 qr[i].cpu);
-		if (seed001[i].cur_cycles)
+		if (post_table[i].cur_cycles)
 			snprintf(right, sizeof(right),
 				 "%3d cycles(tsc) %6.3f ns - %3d cycles(tsc) %6.3f ns - improved %.1f%%",
-				 seed001[i].cur_cycles, seed001[i].cur_ns, seed001[i].bulk_cycles,
-				 seed001[i].bulk_ns, seed001[i].improved);
+				 post_table[i].cur_cycles, post_table[i].cur_ns, post_table[i].bulk_cycles,
+				 post_table[i].bulk_ns, post_table[i].improved);
 		else
 			snprintf(right, sizeof(right), "%22s - %3d cycles(tsc) %6.3f ns", "(not published)",
-				 seed001[i].bulk_cycles, seed001[i].bulk_ns);
+				 post_table[i].bulk_cycles, post_table[i].bulk_ns);
 		printf("%-98s | %s\n", left, right);
 	}
 

@@ -37,7 +37,7 @@ static const struct {
 	int bulk_cycles;
 	double bulk_ns;
 	double improved;
-} seed001[NR_BULK] = {
+} post_table[NR_BULK] = {
 	{ 1, 115, 28.812, 42, 10.715, 63.5 },	{ 2, 103, 25.956, 27, 6.985, 73.8 },
 	{ 3, 101, 25.336, 22, 5.733, 78.2 },	{ 4, 100, 25.147, 21, 5.319, 79.0 },
 	{ 8, 98, 24.616, 18, 4.620, 81.6 },	{ 16, 97, 24.408, 17, 4.344, 82.5 },
@@ -49,8 +49,8 @@ static const struct {
 	{ 1024, 0, 0, 40, 10.244, 0 },		{ 2048, 0, 0, 72, 18.049, 0 },
 	{ 4096, 0, 0, 90, 22.585, 0 },
 };
-#define SEED_FASTPATH_CYCLES	96
-#define SEED_FASTPATH_NS	24.119
+#define POST_FASTPATH_CYCLES	96
+#define POST_FASTPATH_NS	24.119
 
 struct measure {
 	double cycles, ns;		/* medians, per object (one alloc + one free) */

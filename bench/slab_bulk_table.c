@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 	for (int c = 0; c < NR_CFG; c++)
 		if (res[c].state == 1)
 			printf("%s %.0f cyc %.2f ns; ", cfgs[c].label, res[c].fast.cycles, res[c].fast.cpu);
-	printf("patch: %d cyc %.3f ns\n\n", SEED_FASTPATH_CYCLES, SEED_FASTPATH_NS);
+	printf("patch: %d cyc %.3f ns\n\n", POST_FASTPATH_CYCLES, POST_FASTPATH_NS);
 
 	printf("%4s | %-33s |", "bulk", "patch (2015 SLAB, i7-4790K)");
 	for (int c = 0; c < NR_CFG; c++)
@@ -253,11 +253,11 @@ int main(int argc, char **argv)
 		if (!bulk_on[i])
 			continue;
 		char seed[64];
-		if (seed001[i].cur_cycles)
-			snprintf(seed, sizeof(seed), "%3d %6.2f - %3d %6.2f - %4.1f%%", seed001[i].cur_cycles,
-				 seed001[i].cur_ns, seed001[i].bulk_cycles, seed001[i].bulk_ns, seed001[i].improved);
+		if (post_table[i].cur_cycles)
+			snprintf(seed, sizeof(seed), "%3d %6.2f - %3d %6.2f - %4.1f%%", post_table[i].cur_cycles,
+				 post_table[i].cur_ns, post_table[i].bulk_cycles, post_table[i].bulk_ns, post_table[i].improved);
 		else
-			snprintf(seed, sizeof(seed), "%10s - %3d %6.2f -", "", seed001[i].bulk_cycles, seed001[i].bulk_ns);
+			snprintf(seed, sizeof(seed), "%10s - %3d %6.2f -", "", post_table[i].bulk_cycles, post_table[i].bulk_ns);
 		printf("%4u | %-33s |", bulk_sizes[i], seed);
 		for (int c = 0; c < NR_CFG; c++) {
 			const struct cfg_result *r = &res[c];

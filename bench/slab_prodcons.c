@@ -11,7 +11,7 @@
  * single-producer/single-consumer rings between them:
  *
  *   client: allocates a request (a 256-byte header, kmalloc-256, pointing to
- *           a 2048-byte payload, kmalloc-2k: the seed's kmalloc-2048), sends
+ *           a 2048-byte payload, kmalloc-2k: the post's kmalloc-2048), sends
  *           it; receives a response, frees its header and payload: one
  *           transaction;
  *   server: receives a request, frees it, allocates a response (256 + 2048)
@@ -22,7 +22,7 @@
  * client keeps up to WINDOW transactions in flight (netperf's burst mode,
  * -b): with one in flight, a 2-core machine measures thread wake-ups, not
  * allocators.  A thread with nothing to do calls sched_yield(); with more
- * pairs than cores the threads take turns, which is the point (the seed ran
+ * pairs than cores the threads take turns, which is the point (the post ran
  * 16..192 threads).
  *
  * The server holds up to DEPTH requests and answers them in random order:
@@ -32,11 +32,11 @@
  * fast-path allocations per slow one, one per 16-object slab).  With it,
  * slabs come back holding a few long-lived objects, as the kernel's per-CPU
  * slabs shared by many sockets do, and the alloc fast:slow ratio falls to
- * the seed's 2..4.
+ * the post's 2..4.
  *
  * Each configuration runs in its own forked process (kmem_init once per
- * process).  The seed is about cpu slabs, so its configurations boot the
- * classic SLUB the seed ran on (slub_sheaves=0: cpu slabs and partial
+ * process).  The post is about cpu slabs, so its configurations boot the
+ * classic SLUB the post ran on (slub_sheaves=0: cpu slabs and partial
  * lists, no sheaves): kmem with slab_thrash_ratio 0 and 20 on kmalloc-256
  * and kmalloc-2k ("kmem r0", "kmem r20"; set through
  * /sys/kernel/slab/<cache>/slab_thrash_ratio when that file exists, else
@@ -71,7 +71,7 @@
 #include "slab/slub/slub.h"
 
 #define CMDLINE		"mem=512M"
-#define CMDLINE_CLASSIC	CMDLINE " slub_sheaves=0"	/* the seed's SLUB: no sheaves */
+#define CMDLINE_CLASSIC	CMDLINE " slub_sheaves=0"	/* the post's SLUB: no sheaves */
 #define HDR_SIZE	256
 #define DATA_SIZE	2048
 #define RING		256		/* slots per ring, >= WINDOW */
@@ -81,7 +81,7 @@
 
 enum cfg {
 	C_KMEM,						/* the defaults: sheaves */
-	C_KMEM0, C_KMEM20, C_KMEM0_NP, C_KMEM20_NP,	/* slub_sheaves=0, the seed's SLUB */
+	C_KMEM0, C_KMEM20, C_KMEM0_NP, C_KMEM20_NP,	/* slub_sheaves=0, the post's SLUB */
 	C_GLIBC, C_JEMALLOC, C_MIMALLOC, C_TCMALLOC, NR_CFGS
 };
 #define NR_KMEM_CFGS	5
@@ -94,7 +94,7 @@ static bool cfg_ratio20(int c) { return c == C_KMEM20 || c == C_KMEM20_NP; }
 static bool cfg_nopartial(int c) { return c == C_KMEM0_NP || c == C_KMEM20_NP; }
 
 enum { CACHE_256, CACHE_2048, NR_CACHES };
-/* The seed's names; kmem names the second one kmalloc-2k, as newer kernels do. */
+/* The post's names; kmem names the second one kmalloc-2k, as newer kernels do. */
 static const char *const seed_cache_name[NR_CACHES] = { "kmalloc-256", "kmalloc-2048" };
 
 struct result {
@@ -598,10 +598,10 @@ int main(int argc, char **argv)
 	       "%.2f s per run; median of %d interleaved rounds; every run a fresh process.\n"
 	       "Machine: %s (pairs > CPUs oversubscribe);\n"
 	       "load average %.2f at the start.\n"
-	       "kmem r0/r20: kmem_init(\"%s\"), the classic SLUB the seed ran on (cpu\n"
+	       "kmem r0/r20: kmem_init(\"%s\"), the classic SLUB the post ran on (cpu\n"
 	       "slabs and partial lists, no sheaves), slab_thrash_ratio 0/20 on kmalloc-256 and\n"
 	       "kmalloc-2k; np: also cpu_partial=0 (no per-thread partial lists, as in 2009's SLUB,\n"
-	       "the seed's kernel). kmem: kmem_init(\"%s\"), today's defaults (sheaves on,\n"
+	       "the post's kernel). kmem: kmem_init(\"%s\"), today's defaults (sheaves on,\n"
 	       "slab_thrash_ratio 0).\n",
 	       HDR_SIZE, DATA_SIZE, window, depth, seconds, rounds, machine, load, CMDLINE_CLASSIC,
 	       CMDLINE);
@@ -622,17 +622,17 @@ int main(int argc, char **argv)
 	int rows = 0, met = print_throughput(true, &rows);
 	print_throughput(false, NULL);
 
-	/* SLUB counters, like the seed's tables. */
+	/* SLUB counters, like the post's tables. */
 	for (int k = 0; k < NR_CACHES; k++) {
 		char label[96];
 		const char *kname = k20 ? k20->cache[k] : seed_cache_name[k];
 		if (strcmp(kname, seed_cache_name[k]))
-			snprintf(label, sizeof(label), "%s (the seed's %s)", kname, seed_cache_name[k]);
+			snprintf(label, sizeof(label), "%s (the post's %s)", kname, seed_cache_name[k]);
 		else
 			snprintf(label, sizeof(label), "%s", kname);
 		printf("\n%s, SLUB counters summed over the %d rounds\n(sheaf: alloc_cpu_sheaf, "
 		       "free_cpu_sheaf, \"-\" in a build without KMEM_SLUB_STATS; ratios: fast / slow, "
-		       "as in the seed; \"-\": no slow path):\n", label, rounds);
+		       "as in the post; \"-\": no slow path):\n", label, rounds);
 		printf("%5s %-11s | %11s %11s %11s %7s | %11s %11s %11s %7s | %10s %10s\n", "pairs",
 		       "config", "alloc_sheaf", "alloc_fast", "alloc_slow", "ratio", "free_sheaf",
 		       "free_fast", "free_slow", "ratio", "thrash_det", "skip_part");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's main job (`make run ARGS="..."`): build, then
-# scripts/report/run_report.sh, which runs the seed benchmarks, the
+# scripts/report/run_report.sh, which runs the kernel patches' experiments, the
 # page-allocator demo (build/bin/kmem-run) and kmem beside glibc, jemalloc,
 # mimalloc and tcmalloc, and writes report/README.md with its plots.
 # Takes about 5-7 minutes on 2 cores.

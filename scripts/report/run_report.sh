@@ -99,7 +99,7 @@ bench() {
 	local b=$1 limit=$2 rc
 	shift 2
 	if [ ! -x "$bin/$b" ]; then
-		log "$b: not built (no bench/${b#bench_}.c yet): skipped"
+		log "$b: not built: skipped"
 		echo "$b missing" >>"$notes"
 		return
 	fi

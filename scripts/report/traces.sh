@@ -109,7 +109,7 @@ record() {
 	echo "and imports the kernel's own slab and page events (\`perf record -e 'kmem:*'\`), then replays"
 	echo "them, each allocator in its own process, every block touched. Memory: for kmem on a kernel"
 	echo "trace, the pages its slab and page allocators hold (MemTotal - MemFree of its /proc/meminfo);"
-	echo "otherwise the RSS the replay adds. A back-end this build of kmem lacks shows n/a, as does a peer"
+	echo "otherwise the RSS the replay adds. A kmem setting that does not boot shows n/a, as does a peer"
 	echo "that is not installed. Time is the replay loop's CPU time."
 	echo
 } >>"$md"
