@@ -115,7 +115,7 @@ static void measure(enum kind k, unsigned int bulk, struct measure *m)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_slab_bulk [-r RUNS] [-n OBJECTS] [-b BULK,...]\n"
+	fprintf(stderr, "usage: bench_slab_bulk [-r RUNS] [-n OBJECTS] [-b BULK,...] [-c PARAMS]\n"
 		"  -r RUNS     timed runs per case, median reported (default 5, max %d)\n"
 		"  -n OBJECTS  objects (alloc+free) per timed run (default 2000000)\n"
 		"  -b LIST     only these bulk sizes (of the post's list; default all)\n"
@@ -160,6 +160,12 @@ int main(int argc, char **argv)
 	if (kmem_init(cmdline)) {
 		fprintf(stderr, "bench_slab_bulk: kmem_init(\"%s\") failed\n", cmdline);
 		return 1;
+	}
+	/* The layout and slow-path counters read below are SLUB's own. */
+	if (slab_allocator != SLAB_ALLOCATOR_SLUB) {
+		fprintf(stderr, "bench_slab_bulk: measures SLUB's bulk API; bench_slab_bulk_table runs the "
+			"same test on SLAB\n");
+		return 2;
 	}
 	double ghz = sb_tsc_ghz();
 
