@@ -57,49 +57,23 @@ static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
 /* One benchmark function: fresh cache, warm-up, @runs timed runs, cache destroyed. */
 static void measure(enum kind k, unsigned int bulk, struct measure *m)
 {
-	static int seq;
 	char name[32];
 	struct kmem_cache *s = NULL;
 	double cyc[MAX_RUNS], ns[MAX_RUNS], cpu[MAX_RUNS];
-	long iters = bulk ? nobjs / bulk : nobjs;
+	long iters = bulk_iters(nobjs, bulk);
 
-	if (iters < 1)
-		iters = 1;
 	if (k != FOR_LOOP) {
-		snprintf(name, sizeof(name), "bulk_test_%d", seq++);
-		s = kmem_cache_create(name, OBJ_SIZE, 0, SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE, NULL);
-		if (!s) {
-			fprintf(stderr, "bench_slab_bulk: kmem_cache_create failed\n");
-			exit(1);
-		}
+		s = bulk_test_cache("bench_slab_bulk", name, sizeof(name));
 		slab_objects = oo_objects(slub_of(s)->oo);
 		slab_order = oo_order(slub_of(s)->oo);
 	}
-	if (run_kind(k, s, bulk, iters / 10 + 1)) {	/* warm up: slabs, branch predictors */
-		fprintf(stderr, "bench_slab_bulk: %s bulk %u: allocation failed\n", kind_name[k], bulk);
-		exit(1);
-	}
+	bulk_run_or_exit("bench_slab_bulk", k, s, bulk, iters / 10 + 1);	/* warm up: slabs, branch predictors */
 	unsigned long a0 = 0, f0 = 0;
 	if (s) {
 		a0 = stat_of(s, ALLOC_SLOWPATH);
 		f0 = stat_of(s, FREE_SLOWPATH);
 	}
-	for (int r = 0; r < runs; r++) {
-		uint64_t u0 = sb_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-		uint64_t c0 = sb_ticks(), t0 = bench_now_ns();
-		int rc = run_kind(k, s, bulk, iters);
-		uint64_t t1 = bench_now_ns(), c1 = sb_ticks();
-		uint64_t u1 = sb_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-		if (rc) {
-			fprintf(stderr, "bench_slab_bulk: %s bulk %u: allocation failed\n",
-				kind_name[k], bulk);
-			exit(1);
-		}
-		double count = (double)iters * (bulk ? bulk : 1);
-		cyc[r] = (double)(c1 - c0) / count;
-		ns[r] = (double)(t1 - t0) / count;
-		cpu[r] = (double)(u1 - u0) / count;
-	}
+	bulk_timed_runs("bench_slab_bulk", k, s, bulk, iters, runs, cyc, ns, cpu);
 	if (s) {
 		double count = (double)iters * (bulk ? bulk : 1) * runs;
 		m->aslow = (double)(stat_of(s, ALLOC_SLOWPATH) - a0) / count;
@@ -126,21 +100,14 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	int opt;
-	bool some = false;
 
 	while ((opt = getopt(argc, argv, "r:n:b:c:h")) != -1) {
 		switch (opt) {
 		case 'r': runs = atoi(optarg); break;
 		case 'n': nobjs = atol(optarg); break;
 		case 'b':
-			for (char *t = strtok(optarg, ","); t; t = strtok(NULL, ",")) {
-				int i;
-				for (i = 0; i < NR_BULK && bulk_sizes[i] != (unsigned int)atoi(t); i++)
-					;
-				if (i == NR_BULK)
-					usage();
-				bulk_on[i] = some = true;
-			}
+			if (!bulk_parse_list(optarg, bulk_on))
+				usage();
 			break;
 		case 'c':
 			snprintf(cmdline, sizeof(cmdline), "%s %s", CMDLINE, optarg);
@@ -148,8 +115,7 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	for (int i = 0; i < NR_BULK && !some; i++)
-		bulk_on[i] = true;
+	bulk_all_unless_chosen(bulk_on);
 	if (runs < 1 || runs > MAX_RUNS || nobjs < 1000)
 		usage();
 

@@ -11,6 +11,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <kmem.h>
 
@@ -120,6 +123,91 @@ static int run_kind(enum kind k, struct kmem_cache *s, unsigned int bulk, long i
 	case QUICK_REUSE: return bulk_quick_reuse(s, bulk, iters);
 	}
 	return -1;
+}
+
+/* ---- what both programs do around the loops ---------------------------- */
+
+/* Loop iterations for @nobjs objects in bulks of @bulk (0: single objects), at least one. */
+static inline long bulk_iters(long nobjs, unsigned int bulk)
+{
+	long iters = bulk ? nobjs / bulk : nobjs;
+
+	return iters < 1 ? 1 : iters;
+}
+
+/* A fresh test cache, "bulk_test_<n>" (its name in @name); @prog exits on failure. */
+static struct kmem_cache *bulk_test_cache(const char *prog, char *name, size_t len)
+{
+	static int seq;
+
+	snprintf(name, len, "bulk_test_%d", seq++);
+	struct kmem_cache *s = kmem_cache_create(name, OBJ_SIZE, 0, SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE, NULL);
+	if (!s) {
+		fprintf(stderr, "%s: kmem_cache_create failed\n", prog);
+		exit(1);
+	}
+	return s;
+}
+
+/* @k for @iters iterations; an allocation failure ends @prog. */
+static void bulk_run_or_exit(const char *prog, enum kind k, struct kmem_cache *s, unsigned int bulk,
+			     long iters)
+{
+	if (run_kind(k, s, bulk, iters)) {
+		fprintf(stderr, "%s: %s bulk %u: allocation failed\n", prog, kind_name[k], bulk);
+		exit(1);
+	}
+}
+
+/*
+ * @runs timed runs of @k, each of @iters iterations: per object, the TSC
+ * cycles into @cyc[], the thread's CPU ns into @cpu[] and, when @ns is not
+ * NULL, the wall-clock ns into @ns[].
+ */
+static void bulk_timed_runs(const char *prog, enum kind k, struct kmem_cache *s, unsigned int bulk,
+			    long iters, int runs, double *cyc, double *ns, double *cpu)
+{
+	double count = (double)iters * (bulk ? bulk : 1);
+
+	for (int r = 0; r < runs; r++) {
+		uint64_t u0 = sb_cpu_ns(CLOCK_THREAD_CPUTIME_ID), c0 = sb_ticks();
+		uint64_t t0 = ns ? bench_now_ns() : 0;
+		int rc = run_kind(k, s, bulk, iters);
+		uint64_t t1 = ns ? bench_now_ns() : 0;
+		uint64_t c1 = sb_ticks(), u1 = sb_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+		if (rc) {
+			fprintf(stderr, "%s: %s bulk %u: allocation failed\n", prog, kind_name[k], bulk);
+			exit(1);
+		}
+		cyc[r] = (double)(c1 - c0) / count;
+		if (ns)
+			ns[r] = (double)(t1 - t0) / count;
+		cpu[r] = (double)(u1 - u0) / count;
+	}
+}
+
+/* -b LIST ("16,30,..."): mark each size in @on; false if one is not in bulk_sizes[]. */
+static bool bulk_parse_list(char *list, bool on[NR_BULK])
+{
+	for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+		int i;
+		for (i = 0; i < NR_BULK && bulk_sizes[i] != (unsigned int)atoi(t); i++)
+			;
+		if (i == NR_BULK)
+			return false;
+		on[i] = true;
+	}
+	return true;
+}
+
+/* After the options: no -b runs every size. */
+static void bulk_all_unless_chosen(bool on[NR_BULK])
+{
+	for (int i = 0; i < NR_BULK; i++)
+		if (on[i])
+			return;
+	for (int i = 0; i < NR_BULK; i++)
+		on[i] = true;
 }
 
 #endif /* KMEM_SLAB_BULK_H */

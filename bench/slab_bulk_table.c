@@ -88,19 +88,11 @@ static void slabinfo_of(const char *name, struct cfg_result *r)
 /* Fresh cache (tuned if asked), warm-up, @runs timed runs; false if the tunables were refused. */
 static bool measure(int cfg, enum kind k, unsigned int bulk, struct point *p, struct cfg_result *r)
 {
-	static int seq;
 	char name[32];
 	double cyc[MAX_RUNS], cpu[MAX_RUNS];
-	long iters = bulk ? nobjs / bulk : nobjs;
+	long iters = bulk_iters(nobjs, bulk);
+	struct kmem_cache *s = bulk_test_cache("bench_slab_bulk_table", name, sizeof(name));
 
-	if (iters < 1)
-		iters = 1;
-	snprintf(name, sizeof(name), "bulk_test_%d", seq++);
-	struct kmem_cache *s = kmem_cache_create(name, OBJ_SIZE, 0, SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE, NULL);
-	if (!s) {
-		fprintf(stderr, "bench_slab_bulk_table: kmem_cache_create failed\n");
-		exit(1);
-	}
 	if (cfg == CFG_SLAB_TUNED) {
 		char line[128];
 		snprintf(line, sizeof(line), "%s %s", name, tune);
@@ -111,22 +103,8 @@ static bool measure(int cfg, enum kind k, unsigned int bulk, struct point *p, st
 	}
 	if (!r->tunables[0])
 		slabinfo_of(name, r);
-	if (run_kind(k, s, bulk, iters / 10 + 1)) {
-		fprintf(stderr, "bench_slab_bulk_table: %s bulk %u: allocation failed\n", kind_name[k], bulk);
-		exit(1);
-	}
-	for (int i = 0; i < runs; i++) {
-		uint64_t u0 = sb_cpu_ns(CLOCK_THREAD_CPUTIME_ID), c0 = sb_ticks();
-		int rc = run_kind(k, s, bulk, iters);
-		uint64_t c1 = sb_ticks(), u1 = sb_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-		if (rc) {
-			fprintf(stderr, "bench_slab_bulk_table: %s bulk %u: allocation failed\n", kind_name[k], bulk);
-			exit(1);
-		}
-		double count = (double)iters * (bulk ? bulk : 1);
-		cyc[i] = (double)(c1 - c0) / count;
-		cpu[i] = (double)(u1 - u0) / count;
-	}
+	bulk_run_or_exit("bench_slab_bulk_table", k, s, bulk, iters / 10 + 1);
+	bulk_timed_runs("bench_slab_bulk_table", k, s, bulk, iters, runs, cyc, NULL, cpu);
 	kmem_cache_destroy(s);
 	p->cycles = bench_median(cyc, runs);
 	p->cpu = bench_median(cpu, runs);
@@ -175,7 +153,6 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	bool some = false;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "r:n:b:L:h")) != -1) {
@@ -183,21 +160,14 @@ int main(int argc, char **argv)
 		case 'r': runs = atoi(optarg); break;
 		case 'n': nobjs = atol(optarg); break;
 		case 'b':
-			for (char *t = strtok(optarg, ","); t; t = strtok(NULL, ",")) {
-				int i;
-				for (i = 0; i < NR_BULK && bulk_sizes[i] != (unsigned int)atoi(t); i++)
-					;
-				if (i == NR_BULK)
-					usage();
-				bulk_on[i] = some = true;
-			}
+			if (!bulk_parse_list(optarg, bulk_on))
+				usage();
 			break;
 		case 'L': snprintf(tune, sizeof(tune), "%s", optarg); break;
 		default: usage();
 		}
 	}
-	for (int i = 0; i < NR_BULK && !some; i++)
-		bulk_on[i] = true;
+	bulk_all_unless_chosen(bulk_on);
 	if (runs < 1 || runs > MAX_RUNS || nobjs < 1000)
 		usage();
 
