@@ -13,7 +13,7 @@
  * generic fallback does) against kmem_cache_alloc_bulk + kmem_cache_free_bulk
  * ("bulk"); cost per object, one alloc plus one free.  Each configuration
  * boots in its own child process, pinned to the CPU it starts on; a
- * configuration that does not boot, or whose tunables cannot be written,
+ * configuration that does not boot, or whose tunables /proc/slabinfo refuses,
  * shows n/a.  Figures are medians of RUNS runs: TSC cycles (wall) and the
  * thread's CPU time in ns (what a slice taken by another process does not
  * inflate; the improvement column and the targets use it).
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 		if (r->state == -1)
 			printf("n/a (does not boot in this build)\n");
 		else if (r->state == -3)
-			printf("n/a (its /proc/slabinfo tunables cannot be written in this build)\n");
+			printf("n/a (/proc/slabinfo refused the tunables \"%s\")\n", tune);
 		else if (r->state != 1)
 			printf("FAILED (the child crashed)\n");
 		else
