@@ -1,7 +1,7 @@
 # The peers part of report/README.md, from the raw data of run_report.sh.
 # POSIX awk (Debian's default mawk is enough).
 #
-#   awk -f scripts/report/peers.awk -v out=report \
+#   awk -f scripts/report/common.awk -f scripts/report/peers.awk -v out=report \
 #       report/raw/allocators.txt report/raw/peers.tsv \
 #       report/raw/kmemstat.txt report/raw/peers-failures.txt \
 #       report/raw/rss_floor.txt
@@ -10,28 +10,11 @@
 # out/peers_details.md (the rest), and for gnuplot out/raw/time_ratio.dat,
 # out/raw/rss.dat.  Medians over the rounds; "best" is the lowest median.
 
-function fmt_ns(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x) }
-function fmt_mb(kb) { return sprintf("%.1f", kb / 1024) }
 function fmt_x(x) { return sprintf("%.2fx", x) }
 # a as a share of total; per 1000 objects; a count per 1000 with 2 to 3 significant digits.
 function share(a, total) { return total > 0 ? sprintf("%.1f%%", 100 * a / total) : "-" }
 function per1k(x, objs) { return objs > 0 ? 1000 * x / objs : 0 }
 function fmt_k(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x) }
-
-# Median of arr[key, 1..cnt].
-function median(arr, key, cnt,    v, i, j, t) {
-	for (i = 1; i <= cnt; i++)
-		v[i] = arr[key, i] + 0
-	for (i = 2; i <= cnt; i++) {
-		t = v[i]
-		for (j = i - 1; j >= 1 && v[j] > t; j--)
-			v[j + 1] = v[j]
-		v[j + 1] = t
-	}
-	if (cnt % 2)
-		return v[(cnt + 1) / 2]
-	return (v[cnt / 2] + v[cnt / 2 + 1]) / 2
-}
 
 # kmalloc's bucket for a request: 8, 16, 32, 64, 96, 128, 192, then powers of 2
 # (what malloc uses with malloc.fine_classes=0).
@@ -146,17 +129,10 @@ function against(w) {
 		       fmt_ns(mns[w, bestp[w]]), bestp[w], fmt_x(kr[w]))
 }
 
-# Which input a line comes from, by its place on the command line: counting
-# files as they start would skip an empty one (no failures, no floor).
-BEGIN {
-	for (i = 1; i < ARGC; i++)
-		argn[ARGV[i]] = i
-}
-FNR == 1 { file = argn[FILENAME] }
-
+# file: which input a line comes from (common.awk); an empty one (no
+# failures, no floor) still has its number.
 file == 1 {		# allocators.txt: "name path..." or "name n/a"
-	if ($2 == "n/a")
-		na[$1] = 1
+	note_allocator()
 	next
 }
 
@@ -216,13 +192,7 @@ END {
 	nA = split("kmem glibc jemalloc mimalloc tcmalloc", A, " ")
 	nW = split("hot16 hot64 hot256 hot1024 larson prodcons frag longlived bulk " \
 		   "server threads leak big stress bulk4096", W, " ")
-	label["hot16"] = "hot 16 B"; label["hot64"] = "hot 64 B"; label["hot256"] = "hot 256 B"
-	label["hot1024"] = "hot 1024 B"; label["larson"] = "larson (2 thr)"
-	label["prodcons"] = "prodcons 256 B"; label["frag"] = "frag"; label["longlived"] = "longlived"
-	label["bulk"] = "bulk 1000x256 B"
-	label["server"] = "server (thread chains)"; label["threads"] = "threads (4 churns)"
-	label["leak"] = "leak (short threads)"; label["big"] = "big 5-25 MiB calloc"
-	label["stress"] = "stress (8 thr, realloc)"; label["bulk4096"] = "bulk 4096x256 B"
+	workload_labels()
 	# Workload groups of the geometric mean: hot counts once (geomean of its sizes).
 	nG = split("hot larson prodcons frag longlived bulk server threads leak big stress bulk4096", G, " ")
 	for (i = 1; i <= nW; i++)
@@ -235,11 +205,9 @@ END {
 			a = A[j]; k = w SUBSEP a
 			if (!cnt[k])
 				continue
-			m = median(ns, k, cnt[k])
-			mns[k] = m
+			medians(k)
+			m = mns[k]
 			mcpu[k] = median(cpu, k, cnt[k])
-			mpeak[k] = median(peak, k, cnt[k])
-			mfin[k] = median(fin, k, cnt[k])
 			mmid[k] = median(mid, k, cnt[k])
 			if (best[w] == "" || m < mns[w, best[w]])
 				best[w] = a

@@ -50,14 +50,14 @@ excerpt() {
 peers_ok=
 if [ -s "$raw/peers.tsv" ] && [ "$(wc -l <"$raw/peers.tsv")" -gt 1 ]; then
 	touch "$raw/kmemstat.txt" "$raw/peers-failures.txt" "$raw/rss_floor.txt"
-	awk -f "$here/peers.awk" -v out="$out" "$raw/allocators.txt" "$raw/peers.tsv" \
+	awk -f "$here/common.awk" -f "$here/peers.awk" -v out="$out" "$raw/allocators.txt" "$raw/peers.tsv" \
 		"$raw/kmemstat.txt" "$raw/peers-failures.txt" "$raw/rss_floor.txt" && peers_ok=1
 fi
 
 # kmem's malloc on SLAB and SLOB beside SLUB and the peers (slab_peers.awk).
 if [ -n "$peers_ok" ] && [ -e "$raw/peers-slab.tsv" ]; then
 	touch "$raw/allocators-slab.txt" "$raw/peers-failures-slab.txt"
-	awk -f "$here/slab_peers.awk" -v out="$out" -v srounds="$(get slab_rounds)" "$raw/allocators.txt" \
+	awk -f "$here/common.awk" -f "$here/slab_peers.awk" -v out="$out" -v srounds="$(get slab_rounds)" "$raw/allocators.txt" \
 		"$raw/allocators-slab.txt" "$raw/peers.tsv" "$raw/peers-slab.tsv" \
 		"$raw/peers-failures-slab.txt" || rm -f "$out/peers_slab.md"
 fi

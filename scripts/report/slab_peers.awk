@@ -2,7 +2,7 @@
 # "kmem (SLAB)" and "kmem (SLOB)" columns of report/README.md's peers
 # section.  POSIX awk (mawk is enough).
 #
-#   awk -f scripts/report/slab_peers.awk -v out=report \
+#   awk -f scripts/report/common.awk -f scripts/report/slab_peers.awk -v out=report \
 #       report/raw/allocators.txt report/raw/allocators-slab.txt \
 #       report/raw/peers.tsv report/raw/peers-slab.tsv \
 #       report/raw/peers-failures-slab.txt   (optional: -v srounds=N)
@@ -13,33 +13,9 @@
 # peers; medians over the rounds each ran; then the SLOB question of the
 # fragmentation workloads (peak and final RSS against glibc's, time).
 
-function fmt_ns(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x) }
-function fmt_mb(kb) { return sprintf("%.1f", kb / 1024) }
-
-function median(arr, key, cnt,    v, i, j, t) {
-	for (i = 1; i <= cnt; i++)
-		v[i] = arr[key, i] + 0
-	for (i = 2; i <= cnt; i++) {
-		t = v[i]
-		for (j = i - 1; j >= 1 && v[j] > t; j--)
-			v[j + 1] = v[j]
-		v[j + 1] = t
-	}
-	if (cnt % 2)
-		return v[(cnt + 1) / 2]
-	return (v[cnt / 2] + v[cnt / 2 + 1]) / 2
-}
-
-BEGIN {
-	for (i = 1; i < ARGC; i++)
-		argn[ARGV[i]] = i
-}
-FNR == 1 { file = argn[FILENAME] }
-
+# file: which input a line comes from (common.awk).
 file <= 2 {		# allocators.txt, allocators-slab.txt: "name path..." or "name n/a"
-	if ($2 == "n/a")
-		na[$1] = 1
-	listed[$1] = 1
+	note_allocator()
 	next
 }
 
@@ -69,20 +45,14 @@ END {
 	head["glibc"] = "glibc"; head["jemalloc"] = "jemalloc"; head["mimalloc"] = "mimalloc"
 	head["tcmalloc"] = "tcmalloc"
 	nW = split("hot16 hot64 hot256 hot1024 larson prodcons frag longlived bulk", W, " ")
-	label["hot16"] = "hot 16 B"; label["hot64"] = "hot 64 B"; label["hot256"] = "hot 256 B"
-	label["hot1024"] = "hot 1024 B"; label["larson"] = "larson (2 thr)"
-	label["prodcons"] = "prodcons 256 B"; label["frag"] = "frag"; label["longlived"] = "longlived"
-	label["bulk"] = "bulk 1000x256 B"
+	workload_labels()
 	f = out "/peers_slab.md"
 
 	for (i = 1; i <= nW; i++)
 		for (j = 1; j <= nA; j++) {
 			k = W[i] SUBSEP A[j]
-			if (!cnt[k])
-				continue
-			mns[k] = median(ns, k, cnt[k])
-			mpeak[k] = median(peak, k, cnt[k])
-			mfin[k] = median(fin, k, cnt[k])
+			if (cnt[k])
+				medians(k)
 		}
 
 	printf "#### kmem on SLUB, SLAB and SLOB\n\n" > f
