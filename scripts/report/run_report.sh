@@ -6,6 +6,9 @@
 #      bench_slab_vs_malloc, bench_threads_rss, bench_real_programs,
 #      bench_startup), with options for a shorter run; one that is
 #      missing or fails is noted and skipped;
+#  1b. the slab allocators side by side: bench_slab_mem,
+#      bench_slab_bulk_table, bench_sched_messaging (SLUB, SLAB and SLOB,
+#      each booted in its own process);
 #   2. build/bin/kmem-run, the page-allocator demo;
 #   3. bench_peers_workloads under kmem (libkmem-malloc.so, SLUB), glibc,
 #      jemalloc, mimalloc and tcmalloc (LD_PRELOAD; a peer that is not
@@ -14,6 +17,10 @@
 #      then one run of each under kmem built with KMEM_SLUB_STATS (build-stats/:
 #      its SLUB counters, raw/kmemstat.txt), and bench_rss_floor: frag and
 #      longlived replayed on a model of ideal size classes (raw/rss_floor.txt);
+#  3b. the same workloads under kmem booted with slab=slab and slab=slob
+#      (raw/peers-slab.tsv);
+#      then scripts/report/traces.sh: kmem-trace on recorded programs and
+#      on the kernel's own slab and page traffic;
 #   4. scripts/report/render.sh: report/README.md and the PNG plots.
 #
 # Raw output goes to report/raw/.  Takes about 7 minutes on 2 cores.
@@ -27,7 +34,7 @@
 #     REPORT_BUILD_DIR=dir the build tree to take binaries from (default build)
 #     REPORT_STATS_BUILD_DIR=dir  where kmem is built with KMEM_SLUB_STATS (default build-stats)
 #     REPORT_WORKLOADS="hot larson ..."   a subset of the peers workloads
-#     REPORT_SKIP_BENCHES=1  skip steps 1 and 2 (peers only; REPORT_SKIP_SEEDS=1 too)
+#     REPORT_SKIP_BENCHES=1  skip steps 1, 1b and 2 (peers only; REPORT_SKIP_SEEDS=1 too)
 #     REPORT_SKIP_TRACES=1 skip the traces (scripts/report/traces.sh, before step 4)
 #     REPORT_KMEM_RUN_CMDLINE="mem=64M ..."   kmem-run's boot command line
 #     REPORT_SLAB_ROUNDS=N rounds of the peers workloads under kmem on SLAB and SLOB (default 1)
@@ -44,7 +51,7 @@ workloads=(${REPORT_WORKLOADS:-hot larson prodcons frag longlived bulk server th
 for arg in "$@"; do
 	case $arg in
 	--quick) rounds=1; scale=0.2 ;;
-	-h|--help) sed -n '2,35s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '/^set /q; 2,$s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
 	esac
 done
@@ -125,6 +132,25 @@ accepts() {
 	local usage
 	usage=$(timeout 10 "$bin/$1" -h 2>&1)
 	grep -q -- "$2" <<<"$usage"
+}
+
+# The columns of raw/peers.tsv and raw/peers-slab.tsv.
+peers_tsv_header() {
+	printf 'round\talloc\twl\tops\tns_op\tcpu_ns_op\tsecs\tpeak_kb\tfinal_kb\tlive_kb\tmid_kb\terrors\trc\n'
+}
+
+# peers_tsv_rows ROUND RC FILE: the RESULT lines of bench_peers_workloads'
+# output FILE as rows of those columns (RC: the run's exit status).
+peers_tsv_rows() {
+	awk -v r="$1" -v rc="$2" '
+		/^RESULT/ {
+			delete v
+			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r, v["alloc"],
+			       v["wl"], v["ops"], v["ns_op"], v["cpu_ns_op"], v["secs"],
+			       v["peak_kb"], v["final_kb"], v["live_kb"], v["mid_kb"],
+			       v["errors"], rc
+		}' "$3"
 }
 
 # The benchmarks of the slab allocators side by side: Mackall's and Enberg's
@@ -211,7 +237,7 @@ for a in "${names[@]}"; do
 done
 
 peers=$raw/peers.tsv
-printf 'round\talloc\twl\tops\tns_op\tcpu_ns_op\tsecs\tpeak_kb\tfinal_kb\tlive_kb\tmid_kb\terrors\trc\n' >"$peers"
+peers_tsv_header >"$peers"
 kstats=$raw/kmemstat.txt
 : >"$kstats"
 : >"$raw/peers-failures.txt"
@@ -242,15 +268,7 @@ else
 						"$(tail -n 3 "$o.err" | tr '\t\n' '  ')" >>"$raw/peers-failures.txt"
 					log "  $wl under $a: FAILED: $why"
 				fi
-				awk -v r="$r" -v rc="$rc" '
-					/^RESULT/ {
-						delete v
-						for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-						printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r, v["alloc"],
-						       v["wl"], v["ops"], v["ns_op"], v["cpu_ns_op"], v["secs"],
-						       v["peak_kb"], v["final_kb"], v["live_kb"], v["mid_kb"],
-						       v["errors"], rc
-					}' "$o.out" >>"$peers"
+				peers_tsv_rows "$r" "$rc" "$o.out" >>"$peers"
 				# Keep the output of failed runs only.
 				[ "$rc" = 0 ] && rm -f "$o.out" "$o.err"
 			done
@@ -301,8 +319,7 @@ fi
 slab_rounds=${REPORT_SLAB_ROUNDS:-1}
 echo "slab_rounds=$slab_rounds" >>"$raw/machine.txt"
 slab_peers=$raw/peers-slab.tsv
-head -n 1 "$peers" >"$slab_peers" 2>/dev/null ||
-	printf 'round\talloc\twl\tops\tns_op\tcpu_ns_op\tsecs\tpeak_kb\tfinal_kb\tlive_kb\tmid_kb\terrors\trc\n' >"$slab_peers"
+peers_tsv_header >"$slab_peers"
 : >"$raw/allocators-slab.txt"
 if [ -x "$bin/bench_peers_workloads" ] && [ -e "${lib[kmem]}" ]; then
 	t0=$(date +%s)
@@ -333,15 +350,7 @@ if [ -x "$bin/bench_peers_workloads" ] && [ -e "${lib[kmem]}" ]; then
 					log "  $wl under $a: FAILED: status $rc"
 					nfail=$((nfail + 1))
 				fi
-				awk -v r="$r" -v rc="$rc" '
-					/^RESULT/ {
-						delete v
-						for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-						printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r, v["alloc"],
-						       v["wl"], v["ops"], v["ns_op"], v["cpu_ns_op"], v["secs"],
-						       v["peak_kb"], v["final_kb"], v["live_kb"], v["mid_kb"],
-						       v["errors"], rc
-					}' "$o.out" >>"$slab_peers"
+				peers_tsv_rows "$r" "$rc" "$o.out" >>"$slab_peers"
 				[ "$rc" = 0 ] && rm -f "$o.out" "$o.err"
 			done
 		done
