@@ -241,21 +241,11 @@ static bool run_kmem(struct replay *r, size_t from, size_t to)
 		case OP_CALLOC:
 		case OP_MEMALIGN:
 			p = kmalloc(o[i].size, GFP_KERNEL | __GFP_NOWARN);
-			if (!p)
-				goto oom;
-			if (!ZERO_OR_NULL_PTR(p))
-				touch(p, 0, o[i].size);
-			s[o[i].slot] = p;
-			continue;
+			goto got;
 		case OP_REALLOC:
 			p = krealloc(o[i].old == NO_SLOT ? NULL : s[o[i].old], o[i].size,
 				     GFP_KERNEL | __GFP_NOWARN);
-			if (!p)
-				goto oom;
-			if (!ZERO_OR_NULL_PTR(p))
-				touch(p, 0, o[i].size);
-			s[o[i].slot] = p;
-			continue;
+			goto got;
 		case OP_PG_ALLOC: {
 			struct page *pg = alloc_pages(gfp_of(o[i].aux), o[i].aux & 15);
 			if (!pg)
@@ -277,6 +267,13 @@ static bool run_kmem(struct replay *r, size_t from, size_t to)
 			kfree(s[o[i].slot]);
 			continue;
 		}
+got:
+		if (!p)
+			goto oom;
+		if (!ZERO_OR_NULL_PTR(p))
+			touch(p, 0, o[i].size);
+		s[o[i].slot] = p;
+		continue;
 oom:
 		r->oom_at = i + 1;
 		return false;
@@ -344,6 +341,25 @@ static bool run_threads(struct replay *r)
 	return ok;
 }
 
+/*
+ * What op @o does to the live blocks: the slot it ends (a free's, a
+ * realloc's old block; NO_SLOT: none), and whether it fills @o->slot.
+ */
+static inline uint32_t op_ends(const struct rop *o, bool *fills)
+{
+	switch (o->op) {
+	case OP_FREE: case OP_KFREE: case OP_KC_FREE: case OP_PG_FREE:
+		*fills = false;
+		return o->slot;
+	case OP_REALLOC:
+		*fills = true;
+		return o->old;
+	default:
+		*fills = true;
+		return NO_SLOT;
+	}
+}
+
 /* Free what ops [0, n) left live. */
 static void free_live(struct replay *r, size_t n)
 {
@@ -354,17 +370,12 @@ static void free_live(struct replay *r, size_t n)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct rop *o = &t->ops[i];
-		switch (o->op) {
-		case OP_FREE: case OP_KFREE: case OP_KC_FREE: case OP_PG_FREE:
-			is_live[o->slot] = 0;
-			break;
-		case OP_REALLOC:
-			if (o->old != NO_SLOT)
-				is_live[o->old] = 0;
-			__attribute__((fallthrough));
-		default:
+		bool fills;
+		uint32_t end = op_ends(o, &fills);
+		if (end != NO_SLOT)
+			is_live[end] = 0;
+		if (fills)
 			is_live[o->slot] = 1;
-		}
 	}
 	for (uint32_t s = 0; s < t->nr_slots; s++)
 		if (is_live[s])
@@ -431,15 +442,11 @@ static uint64_t *live_curve(const struct trace *t)
 	}
 	for (size_t i = 0; i < t->nr_ops; i++) {
 		const struct rop *o = &t->ops[i];
-		switch (o->op) {
-		case OP_FREE: case OP_KFREE: case OP_KC_FREE: case OP_PG_FREE:
-			v -= size[o->slot];
-			break;
-		case OP_REALLOC:
-			if (o->old != NO_SLOT)
-				v -= size[o->old];
-			/* fall through */
-		default:
+		bool fills;
+		uint32_t end = op_ends(o, &fills);
+		if (end != NO_SLOT)
+			v -= size[end];
+		if (fills) {
 			size[o->slot] = o->size;
 			v += o->size;
 		}
@@ -538,7 +545,9 @@ int cmd_replay(int argc, char **argv)
 	int kind = peek_kind(path);
 	if (tgt->kind == TGT_KMEM && !child && kmem_probe(label, cmdline))
 		return 1;
-	if (!child && kind == TRACE_KIND_MALLOC && tgt->kind != TGT_GLIBC) {
+	/* So does a kernel trace on a peer (kmem's API needs nothing preloaded). */
+	if (!child && ((kind == TRACE_KIND_MALLOC && tgt->kind != TGT_GLIBC) ||
+		       (kind == TRACE_KIND_KERNEL && tgt->kind == TGT_PEER))) {
 		char lib[PATH_MAX];
 		if (tgt->kind == TGT_PEER && !peer_path(tgt, lib, sizeof(lib))) {
 			fprintf(stderr, "%s: %s: %s is not installed (n/a)\n", prog, tgt->name, tgt->lib);
@@ -552,15 +561,6 @@ int cmd_replay(int argc, char **argv)
 		fflush(NULL);
 		/* argv[-1] is the program: main passes its argv + 1. */
 		return reexec(argv - 1, lib, tgt->kind == TGT_KMEM ? cmdline : NULL);
-	}
-	if (!child && kind == TRACE_KIND_KERNEL && tgt->kind == TGT_PEER) {
-		char lib[PATH_MAX];
-		if (!peer_path(tgt, lib, sizeof(lib))) {
-			fprintf(stderr, "%s: %s: %s is not installed (n/a)\n", prog, tgt->name, tgt->lib);
-			return 1;
-		}
-		fflush(NULL);
-		return reexec(argv - 1, lib, NULL);
 	}
 
 	struct trace t;
