@@ -364,8 +364,8 @@ fi
 
 	echo "## The kernel patches"
 	echo
-	echo "kmem grew from five kernel mailing-list posts; it reproduces each one's experiment in"
-	echo "userspace where the code the patch changes exists in kmem."
+	echo "Five kernel mailing-list posts, each one's experiment reproduced in userspace on the code"
+	echo "the patch changes (SLOB's and SLAB's side by side with SLUB in \"The slab allocators side by side\" below)."
 	echo
 
 	echo "### SLOB split free lists — Matt Mackall, 2008, linux-kernel, \"[RFC PATCH] greatly reduce SLOB external fragmentation\""
