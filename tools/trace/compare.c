@@ -6,7 +6,7 @@
  * process, and prints one table: ops, ns/op, peak and final memory, the
  * overhead over the live bytes, and each one's ratio to the best; then
  * plots memory against operations (gnuplot), one line each.  An allocator
- * that cannot run (a peer not installed, a back-end kmem does not have)
+ * that cannot run (a peer not installed, a kmem setting that does not boot)
  * is a row saying why, not a failure.
  */
 #include <errno.h>
