@@ -77,10 +77,11 @@ int cmd_info(int argc, char **argv)
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: %s record -o FILE [--children] [--sites] -- PROGRAM [ARGS...]\n"
+		"usage: %s record -o FILE [--children] [--sites] [--buffer KB] -- PROGRAM [ARGS...]\n"
 		"       %s import-perf PERF-SCRIPT.txt -o FILE\n"
 		"       %s replay FILE --on ALLOCATOR [--cmdline \"KMEM boot parameters\"] [--threads]\n"
-		"       %s compare FILE --on A,B,... [--png FILE]\n"
+		"             [--no-touch] [--curve FILE] [--points N] [--live-out FILE]\n"
+		"       %s compare FILE --on A,B,... [--png FILE] [--points N] [--threads]\n"
 		"       %s info FILE\n"
 		"ALLOCATOR: slub slab slob glibc jemalloc mimalloc tcmalloc, NAME:PARAMETERS,\n"
 		"or a kmem boot parameter (slub with it).  See docs/trace.md.\n",
