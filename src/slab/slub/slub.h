@@ -321,15 +321,17 @@ struct kmem_cache_cpu {
 	unsigned char sheaf_refills;	/* refills of main from slabs, up to SHEAF_RAMP */
 	unsigned char sheaf_shift;	/* this thread's new sheaves hold sheaf_capacity << it (grown) */
 	unsigned char barn_trips;	/* barn trips since the last growth (slub_sheaf.c) */
-	uint8_t reap_epoch;		/* the thread's reap epoch when the slot last allocated */
+	uint8_t reap_epoch;		/* the thread's reap epoch when the slot was last seen in use */
 	/*
-	 * The slot's allocations at the last reap (slub_reap_tick()), mod 2^16:
-	 * 16 bits fit in the padding, and a slot is 256 bytes, a shift from its
-	 * index (4 bytes more made it 320: a multiply on every malloc).  A slot
-	 * that made a multiple of 65536 allocations between two reaps looks
-	 * idle and is flushed: a slow path for it, nothing lost.
+	 * The slot's activity at the last reap (slub_reap_tick()), a 16-bit
+	 * hash of its allocation counters and main's top and count
+	 * (slot_activity()): 16 bits fit in the padding, and a slot is 256
+	 * bytes, a shift from its index (4 bytes more made it 320: a multiply
+	 * on every malloc).  A busy slot whose hash comes out equal by chance
+	 * (1 in 65536) looks idle and is flushed: a slow path for it, nothing
+	 * lost.
 	 */
-	uint16_t reap_allocs;
+	uint16_t reap_activity;
 	unsigned int nr_partial;	/* slabs on partial; read by sysfs from other threads */
 	unsigned int stat[NR_SLUB_STAT_ITEMS];
 } __attribute__((aligned(64)));
