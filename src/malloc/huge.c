@@ -252,6 +252,43 @@ static void put_retained_at(int i, struct retained r)
 	retained_bytes += r.len;
 }
 
+#define PMD_BYTES	(2ul << 20)
+
+/*
+ * mremap() of @map from @old_len to @len bytes: in place if the addresses
+ * after it are free, else moved to an address that is @map's modulo 2 MiB.
+ * The kernel then moves whole page tables (a pointer each 2 MiB) instead
+ * of every entry, and the pages stay mapped where the MMU (and, in a
+ * virtual machine, the host's shadow of the page tables) already knows
+ * them.  Moved entry by entry, a 20 MiB block took 0.8-6.7 ms to move and
+ * its next touch a page 13-88 ms (0.15 unmoved); moved by page tables,
+ * 0.25 and 7.8 ms.  MREMAP_FIXED lands in a reservation of @len + 2 MiB
+ * (PROT_NONE, unreserved), whose ends are unmapped after; without room for
+ * it (ulimit -v), a plain MREMAP_MAYMOVE.
+ */
+static void *grow_mapping(uintptr_t map, size_t old_len, size_t len)
+{
+	void *q = mremap((void *)map, old_len, len, 0);
+
+	if (q != MAP_FAILED)
+		return q;
+	size_t rlen = len + PMD_BYTES;
+	char *res = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return mremap((void *)map, old_len, len, MREMAP_MAYMOVE);
+	char *dst = res + ((map - (uintptr_t)res) & (PMD_BYTES - 1));
+	q = mremap((void *)map, old_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (q == MAP_FAILED) {
+		munmap(res, rlen);
+		return mremap((void *)map, old_len, len, MREMAP_MAYMOVE);
+	}
+	if (dst > res)
+		munmap(res, (size_t)(dst - res));
+	if (dst + len < res + rlen)
+		munmap(dst + len, (size_t)(res + rlen - (dst + len)));
+	return q;
+}
+
 /*
  * A mapping of @len bytes from the retained ones, 0 if none; *@dirty is
  * how many of its first bytes may hold what a program wrote (the rest
@@ -290,7 +327,7 @@ static uintptr_t reuse_retained(size_t len, size_t *dirty)
 	kmem_unlock(&huge_lock);
 	unmap_all(old, n);
 	if (best < 0 && r.map) {
-		void *q = mremap((void *)r.map, r.len, len, MREMAP_MAYMOVE);
+		void *q = grow_mapping(r.map, r.len, len);
 		if (q == MAP_FAILED) {
 			munmap((void *)r.map, r.len);
 			return 0;
