@@ -52,7 +52,7 @@ struct mem_result {
 	unsigned long allocs, frees, failed;
 	long meminfo_slab_kb;		/* /proc/meminfo Slab at the end */
 	double cpu_ms;
-	char slob_stats[2048];		/* SLOB's statistics file at the end, if any */
+	char slob_stats[4096];		/* SLOB's statistics file at the end, if any */
 };
 
 /* A workload in replayable form (the boot-like one is converted to it). */

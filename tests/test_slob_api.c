@@ -213,6 +213,9 @@ struct stats {
 	int nlists;
 	char names[3][16];
 	unsigned long lpages[3], unused[3], biggest[3], frags[3];
+	unsigned long holes[3][SLOB_HOLE_BUCKETS];
+	unsigned long searches[3], lpscans[3], lbscans[3], newpages[3];
+	int nholes, nsearches;
 	unsigned long pages, allocs, frees, active, allocated, pscans, bscans;
 	unsigned long kmallocs, kactive, kallocated, overhead, bigpages, bigactive, total, used;
 };
@@ -232,6 +235,28 @@ static int read_stats(struct stats *st)
 			st->nlists++;
 			continue;
 		}
+		/* "<list> list holes 16:n 32:n ... 4096:n", in the list lines' order. */
+		char name[16];
+		int off = 0;
+		if (sscanf(line, "%15s list holes%n", name, &off) == 1 && off && st->nholes < 3 &&
+		    !strcmp(name, st->names[st->nholes])) {
+			const char *q = line + off;
+			int b = 0;
+			for (unsigned long bound, count; b < SLOB_HOLE_BUCKETS; b++, q += off) {
+				if (sscanf(q, " %lu:%lu%n", &bound, &count, &off) != 2 || bound != 16UL << b)
+					break;
+				st->holes[st->nholes][b] = count;
+			}
+			st->nholes += b == SLOB_HOLE_BUCKETS;
+			continue;
+		}
+		if (st->nsearches < 3 &&
+		    sscanf(line, "%15s list searches %lu page scans %lu block scans %lu new pages %lu", name,
+			   &st->searches[st->nsearches], &st->lpscans[st->nsearches], &st->lbscans[st->nsearches],
+			   &st->newpages[st->nsearches]) == 5) {
+			st->nsearches += !strcmp(name, st->names[st->nsearches]);
+			continue;
+		}
 		n += sscanf(line, "slob pages %lu allocs %lu frees %lu active %lu allocated %lu page scans %lu block scans %lu",
 			    &st->pages, &st->allocs, &st->frees, &st->active, &st->allocated, &st->pscans, &st->bscans) == 7;
 		n += sscanf(line, "kmallocs %lu active %lu allocated %lu overhead %lu", &st->kmallocs, &st->kactive,
@@ -240,7 +265,7 @@ static int read_stats(struct stats *st)
 		n += sscanf(line, "total %lu used %lu", &st->total, &st->used) == 2;
 	}
 	free(text);
-	return n == 4 ? 0 : -1;
+	return n == 4 && st->nholes == st->nlists && st->nsearches == st->nlists ? 0 : -1;
 }
 
 KTEST(slob_stats_file)
@@ -277,6 +302,29 @@ KTEST(slob_stats_file)
 		KT_ASSERT(b.frags[i] >= b.lpages[i]);
 	}
 	KT_ASSERT(listed <= b.pages);
+	/* kmem's per-list lines: the holes by size are the list's free blocks, the searches add up. */
+	unsigned long searches = 0, pscans = 0, bscans = 0;
+	for (int i = 0; i < b.nlists; i++) {
+		unsigned long holes = 0, top = 0;
+		for (int k = 0; k < SLOB_HOLE_BUCKETS; k++) {
+			holes += b.holes[i][k];
+			if (b.holes[i][k])
+				top = 16UL << k;
+		}
+		KT_ASSERT_EQ(holes, b.frags[i]);
+		/* The biggest block is in the last bucket that counts any. */
+		KT_ASSERT(!holes || (b.biggest[i] <= top && (top == 16 || b.biggest[i] > top / 2)));
+		searches += b.searches[i];
+		pscans += b.lpscans[i];
+		bscans += b.lbscans[i];
+		KT_ASSERT(b.newpages[i] <= b.searches[i]);
+	}
+	KT_ASSERT_EQ(searches, b.allocs);
+	KT_ASSERT_EQ(pscans, b.pscans);
+	KT_ASSERT_EQ(bscans, b.bscans);
+	/* The 100 blocks of 320 bytes searched their list (a 300-byte kmalloc with its header). */
+	unsigned int l = slob_list_for(320);
+	KT_ASSERT_EQ(b.searches[l] - a.searches[l], 100);
 	/* The live data fit in fewer pages than the heap holds. */
 	KT_ASSERT(b.used <= b.total);
 	for (int i = 0; i < 100; i++)

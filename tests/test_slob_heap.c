@@ -263,12 +263,12 @@ KTEST(slob_one_unit_blocks)
 
 static unsigned long list_pages(unsigned int list)
 {
-	unsigned long pages, unused, biggest, frags;
+	struct slob_list_figures f;
 
 	kmem_lock(&slob_lock);
-	slob_list_figures(list, &pages, &unused, &biggest, &frags);
+	slob_list_figures(list, &f);
 	kmem_unlock(&slob_lock);
-	return pages;
+	return f.pages;
 }
 
 static char *page_of(void *p)

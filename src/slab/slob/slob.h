@@ -149,9 +149,23 @@ unsigned int slob_list_for(size_t size);
 /* slob_page_validate() every page on a list (takes slob_lock): the faults found. */
 long slob_validate_all(bool report);
 const char *slob_list_name(unsigned int list);
-/* A list's pages, unused bytes, biggest free block and free blocks; slob_lock held. */
-void slob_list_figures(unsigned int list, unsigned long *pages, unsigned long *unused,
-		       unsigned long *biggest, unsigned long *fragments);
+/*
+ * Free blocks by size: bucket i counts the blocks of more than 8 << i and at
+ * most 16 << i bytes (bucket 0 from 2 bytes, the last up to PAGE_SIZE).
+ */
+#define SLOB_HOLE_BUCKETS	9
+_Static_assert((16 << (SLOB_HOLE_BUCKETS - 1)) == PAGE_SIZE, "the last bucket ends at the page size");
+
+struct slob_list_figures {
+	unsigned long pages;		/* on the list */
+	unsigned long unused;		/* their free bytes */
+	unsigned long biggest;		/* their biggest free block, bytes */
+	unsigned long fragments;	/* their free blocks */
+	unsigned long holes[SLOB_HOLE_BUCKETS];	/* those by size */
+};
+
+/* A list's figures now; slob_lock held. */
+void slob_list_figures(unsigned int list, struct slob_list_figures *f);
 void slob_fork_prepare(void);
 void slob_fork_parent(void);
 void slob_fork_child(void);
@@ -169,6 +183,11 @@ struct slob_stats {
 	unsigned long kmalloc_overhead;	/* their headers and unit rounding, since boot */
 	unsigned long bigpages;		/* page allocations (big objects, big kmallocs) since boot */
 	unsigned long bigpages_active;	/* pages they hold now */
+	struct {
+		unsigned long searches;	/* heap allocations that searched the list */
+		unsigned long page_scans, block_scans;	/* their share of the above */
+		unsigned long new_pages;	/* searches that ended in a new page */
+	} list[SLOB_NR_LISTS];
 };
 extern struct slob_stats slob_stats;
 

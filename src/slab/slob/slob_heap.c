@@ -383,21 +383,32 @@ static void slob_free_page(struct page *page)
 	__free_pages(page, 0);
 }
 
+/* A search's pages and blocks looked at, in all and on its list; slob_lock held. */
+static inline void slob_count_search(unsigned int list, unsigned long pages, unsigned long blocks)
+{
+	slob_stats.page_scans += pages;
+	slob_stats.block_scans += blocks;
+	slob_stats.list[list].searches++;
+	slob_stats.list[list].page_scans += pages;
+	slob_stats.list[list].block_scans += blocks;
+}
+
 void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
 {
 	unsigned int list = slob_list_for(size);
 	struct list_head *head = &slob_lists[list];
 	int units = (int)SLOB_UNITS(size);
+	unsigned long pages = 0, blocks = 0;
 	struct slob_page *sp;
 	struct page *page;
 	void *b = NULL;
 
 	kmem_lock(&slob_lock);
 	list_for_each_entry(sp, head, slab_list) {
-		slob_stats.page_scans++;
+		pages++;
 		if (sp->units < units)
 			continue;
-		b = slob_page_alloc(sp, size, align, align_offset, &slob_stats.block_scans);
+		b = slob_page_alloc(sp, size, align, align_offset, &blocks);
 		if (!b)
 			continue;
 		if (!sp->units) {
@@ -410,6 +421,7 @@ void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
 		}
 		break;
 	}
+	slob_count_search(list, pages, blocks);
 	if (b) {
 		slob_stats.allocs++;
 		slob_stats.allocated += size;
@@ -428,7 +440,11 @@ void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
 
 	kmem_lock(&slob_lock);
 	slob_stats.pages++;
-	b = slob_page_alloc(sp, size, align, align_offset, &slob_stats.block_scans);
+	slob_stats.list[list].new_pages++;
+	blocks = 0;
+	b = slob_page_alloc(sp, size, align, align_offset, &blocks);
+	slob_stats.block_scans += blocks;
+	slob_stats.list[list].block_scans += blocks;
 	if (b) {
 		slob_stats.allocs++;
 		slob_stats.allocated += size;
@@ -498,24 +514,27 @@ long slob_validate_all(bool report)
 	return errors;
 }
 
-/* For the statistics file: each list's pages, unused bytes, biggest block, fragments. */
-void slob_list_figures(unsigned int list, unsigned long *pages, unsigned long *unused,
-		       unsigned long *biggest, unsigned long *fragments)
+/* For the statistics file: a list's pages, unused bytes, biggest block, free blocks by size. */
+void slob_list_figures(unsigned int list, struct slob_list_figures *f)
 {
 	struct slob_page *sp;
 
-	*pages = *unused = *biggest = *fragments = 0;
+	memset(f, 0, sizeof(*f));
 	list_for_each_entry(sp, &slob_lists[list], slab_list) {
 		int blocks = 0;
 
-		(*pages)++;
-		*unused += (unsigned long)sp->units * SLOB_UNIT;
+		f->pages++;
+		f->unused += (unsigned long)sp->units * SLOB_UNIT;
 		for (slob_t *cur = sp->freelist; cur && blocks++ < SLOB_PAGE_UNITS; cur = slob_next(cur)) {
 			unsigned long bytes = (unsigned long)slob_units(cur) * SLOB_UNIT;
+			unsigned int b = 0;
 
-			(*fragments)++;
-			if (bytes > *biggest)
-				*biggest = bytes;
+			while (b < SLOB_HOLE_BUCKETS - 1 && bytes > 16UL << b)
+				b++;
+			f->holes[b]++;
+			f->fragments++;
+			if (bytes > f->biggest)
+				f->biggest = bytes;
 			if (slob_last(cur))
 				break;
 		}
