@@ -52,6 +52,9 @@
  * (requested sizes), mid_kb for frag: the resident size after the 90% free.
  * frag and longlived then print "STREAM wl=W digest=D", a digest of the
  * sizes and frees they drew (bench_rss_floor prints the same).
+ * On slab=slob, SLOB's statistics file follows as "SLOBSTAT wl=W at=end
+ * <line>" lines (frag also prints them after its 90% free, at=mid, not
+ * counted in its time).
  * Under libkmem-malloc.so each RESULT is followed by
  *   KMEMSTAT wl=hot16 alloc_fastpath=0 ... barn_put=0 pgalloc_normal=17 pgreported=0
  *            slab_pages_released=0 slab_pages_restored=0 slab_sheaf_reaped=0
@@ -255,12 +258,37 @@ static void kstat_read(unsigned long long *v)
 	}
 }
 
+/*
+ * On slab=slob, SLOB's statistics file (/sys/kernel/debug/slob/stats), each
+ * line as "SLOBSTAT wl=<wl> at=<when> <line>": its pages, holes by size and
+ * scans (bench/slob_malloc.sh); then "meminfo MemTotal <kB> MemFree <kB>",
+ * kmem's memory and its free pages.  Nothing elsewhere (no such file).
+ */
+static void slobstat_print(const char *wl, const char *when)
+{
+	static char buf[8192];
+
+	if (!kread || kread("/sys/kernel/debug/slob/stats", buf, sizeof(buf)) <= 0)
+		return;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		printf("SLOBSTAT wl=%s at=%s %s\n", wl, when, line);
+	/* The memory kmem has from the OS, and how much of it is free pages. */
+	unsigned long total = 0, free_kb = 0;
+	if (kread("/proc/meminfo", buf, sizeof(buf)) > 0)
+		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+			sscanf(line, "MemTotal: %lu", &total);
+			sscanf(line, "MemFree: %lu", &free_kb);
+		}
+	printf("SLOBSTAT wl=%s at=%s meminfo MemTotal %lu MemFree %lu\n", wl, when, total, free_kb);
+}
+
 static void kstat_print(const char *wl)
 {
 	unsigned long long v[NR_KSTAT];
 
 	if (!kread)
 		return;
+	slobstat_print(wl, "end");
 	kstat_read(v);
 	printf("KMEMSTAT wl=%s", wl);
 	for (int i = 0; i < NR_KSTAT; i++)
@@ -556,6 +584,11 @@ static void wl_frag(void)
 	calls += n - n / 10;
 	live -= freed;
 	long mid = rss_kb();
+	/* Not timed: the clocks start again after it. */
+	uint64_t w0 = now_ns(), c0 = cpu_ns();
+	slobstat_print("frag", "mid");
+	t0 += now_ns() - w0;
+	cpu_t0 += cpu_ns() - c0;
 
 	/* Larger objects, 2..8 KiB, up to half the freed bytes. */
 	long cap = freed / 2 / 2048 + 1, nbig = 0, big = 0;

@@ -287,6 +287,17 @@ fi
 		echo
 		cat "$out/peers_details.md"
 		[ -s "$out/peers_slab.md" ] && cat "$out/peers_slab.md"
+		if [ -s "$raw/slob_malloc.md" ]; then
+			echo "#### SLOB under malloc: frag and longlived on each free-list setting (bench/slob_malloc.sh)"
+			echo
+			echo "SLOB's frag and longlived are not in the table above: its page walk makes them take minutes"
+			echo "at full scale. Here at a smaller scale, glibc on the same scale, every setting in each round."
+			echo "Target: peak and final RSS at or below glibc's with some setting, at no more than 3x its time"
+			echo "(docs/allocators.md, \"malloc on SLUB, SLAB and SLOB\", explains the result)."
+			echo
+			cat "$raw/slob_malloc.md"
+			echo
+		fi
 	fi
 
 	echo "### Many live threads (bench_threads_rss)"

@@ -19,6 +19,8 @@
 #      longlived replayed on a model of ideal size classes (raw/rss_floor.txt);
 #  3b. the same workloads under kmem booted with slab=slab and slab=slob
 #      (raw/peers-slab.tsv);
+#  3c. bench/slob_malloc.sh: frag and longlived on glibc and SLOB's
+#      free-list settings, at a smaller scale (raw/slob_malloc.md);
 #      then scripts/report/traces.sh: kmem-trace on recorded programs and
 #      on the kernel's own slab and page traffic;
 #   4. scripts/report/render.sh: report/README.md and the PNG plots.
@@ -38,6 +40,7 @@
 #     REPORT_SKIP_TRACES=1 skip the traces (scripts/report/traces.sh, before step 4)
 #     REPORT_KMEM_RUN_CMDLINE="mem=64M ..."   kmem-run's boot command line
 #     REPORT_SLAB_ROUNDS=N rounds of the peers workloads under kmem on SLAB and SLOB (default 1)
+#     REPORT_SLOB_ROUNDS=N rounds of bench/slob_malloc.sh (default 1; REPORT_SKIP_SLOB_MALLOC=1 skips it)
 #     REPORT_SLAB_TRACE=file  the kernel slab trace bench_slab_mem replays
 #                          (default: the cut in bench/data/)
 set -uo pipefail
@@ -48,9 +51,10 @@ rounds=${REPORT_ROUNDS:-5}
 scale=${REPORT_SCALE:-1}
 out=${REPORT_DIR:-report}
 workloads=(${REPORT_WORKLOADS:-hot larson prodcons frag longlived bulk server threads leak big stress bulk4096})
+slob_scales="-x 0.1 -l 0.02"	# bench/slob_malloc.sh's frag and longlived scales (3c)
 for arg in "$@"; do
 	case $arg in
-	--quick) rounds=1; scale=0.2 ;;
+	--quick) rounds=1; scale=0.2; slob_scales="-x 0.02 -l 0.002" ;;
 	-h|--help) sed -n '/^set /q; 2,$s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
 	esac
@@ -335,6 +339,11 @@ if [ -x "$bin/bench_peers_workloads" ] && [ -e "${lib[kmem]}" ]; then
 		for ((r = 1; r <= slab_rounds; r++)); do
 			log "kmem on ${a#kmem-} (KMEM_CMDLINE=$cmd), round $r/$slab_rounds: ${workloads[*]}"
 			for wl in "${workloads[@]}"; do
+				# SLOB's frag and longlived at this scale take minutes (its page walk grows
+				# with the square of the heap): section 3c runs them at a smaller scale.
+				if [ "$a" = kmem-slob ] && { [ "$wl" = frag ] || [ "$wl" = longlived ]; }; then
+					continue
+				fi
 				# Two failures (a hang costs the whole timeout): the rest of this back-end is skipped.
 				if [ "$nfail" -ge 2 ]; then
 					echo "$a: $wl skipped after two failed runs" >>"$notes"
@@ -356,6 +365,22 @@ if [ -x "$bin/bench_peers_workloads" ] && [ -e "${lib[kmem]}" ]; then
 		done
 	done
 	echo "peers-slab seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
+fi
+
+# ---- 3c. SLOB under malloc: frag and longlived for each free-list setting --
+# bench/slob_malloc.sh: glibc and slab=slob with slob.lists=1, 2 (breaks 128,
+# 300, 1024, 2048) and 3, interleaved, at scales small enough for SLOB's walk
+# (frag -x 0.1, longlived -x 0.02; --quick smaller): peak and final
+# RSS and time against glibc's, and SLOB's statistics (raw/slob_malloc.md;
+# REPORT_SLOB_ROUNDS rounds, default 1: about 3 minutes a round).
+# REPORT_SKIP_SLOB_MALLOC=1 skips it.
+if [ -z "${REPORT_SKIP_SLOB_MALLOC:-}" ] && [ -x "$bin/bench_peers_workloads" ] && [ -e "${lib[kmem]}" ]; then
+	log "SLOB under malloc: bench/slob_malloc.sh (frag, longlived; each slob.lists setting)"
+	t0=$(date +%s)
+	bash "$root/bench/slob_malloc.sh" -r "${REPORT_SLOB_ROUNDS:-1}" $slob_scales "$build" \
+		>"$raw/slob_malloc.md" 2>"$raw/slob_malloc.err" ||
+		echo "bench/slob_malloc.sh failed (exit $?): see raw/slob_malloc.err" >>"$notes"
+	echo "slob_malloc seconds $(($(date +%s) - t0))" >>"$raw/timings.txt"
 fi
 
 # ---- traces: kmem-trace on recorded programs and the kernel's own traffic --
