@@ -296,6 +296,8 @@ KTEST(slob_lists_and_next_fit)
 	KT_ASSERT_EQ(slob_list_for(1023), SLOB_LIST_MEDIUM);
 	KT_ASSERT_EQ(slob_list_for(1024), SLOB_LIST_LARGE);
 	long slab0 = slab_pages_now();
+	unsigned long searches0 = slob_stats.list[SLOB_LIST_SMALL].searches;
+	unsigned long new0 = slob_stats.list[SLOB_LIST_SMALL].new_pages;
 
 	/* P1: twenty 200-byte blocks, 96 bytes left: on the small list. */
 	for (int i = 0; i < 20; i++)
@@ -311,8 +313,25 @@ KTEST(slob_lists_and_next_fit)
 	char *p2 = page_of(p[20]);
 	KT_ASSERT(p2 != p1 && page_of(p[39]) == p2);
 	KT_ASSERT_EQ(list_pages(SLOB_LIST_SMALL), 2);
+	/* The statistics: 40 searches of the small list, two new pages; two 96-byte holes. */
+	KT_ASSERT_EQ(slob_stats.list[SLOB_LIST_SMALL].searches - searches0, 40);
+	KT_ASSERT_EQ(slob_stats.list[SLOB_LIST_SMALL].new_pages - new0, 2);
+	struct slob_list_figures f;
+	kmem_lock(&slob_lock);
+	slob_list_figures(SLOB_LIST_SMALL, &f);
+	kmem_unlock(&slob_lock);
+	KT_ASSERT_EQ(f.fragments, 2);
+	KT_ASSERT_EQ(f.biggest, 96);
+	for (int b = 0; b < SLOB_HOLE_BUCKETS; b++)
+		KT_ASSERT_EQ(f.holes[b], b == 3 ? 2UL : 0UL);	/* 65 to 128 bytes */
 	/* A hole in P1; the next 200 bytes skip P2 (96 free) and land there. */
 	KT_ASSERT(slob_free(p[5], 200) == 0);
+	kmem_lock(&slob_lock);
+	slob_list_figures(SLOB_LIST_SMALL, &f);
+	kmem_unlock(&slob_lock);
+	KT_ASSERT_EQ(f.fragments, 3);
+	KT_ASSERT_EQ(f.holes[3], 2);
+	KT_ASSERT_EQ(f.holes[4], 1);	/* 200 bytes: 129 to 256 */
 	void *q = slob_alloc(200, GFP_KERNEL, 0, 0);
 	KT_ASSERT(q == p[5]);
 	p[5] = q;
