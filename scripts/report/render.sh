@@ -290,8 +290,8 @@ fi
 		if [ -s "$raw/slob_malloc.md" ]; then
 			echo "#### SLOB under malloc: frag and longlived on each free-list setting (bench/slob_malloc.sh)"
 			echo
-			echo "SLOB's frag and longlived are not in the table above: its page walk makes them take minutes"
-			echo "at full scale. Here at a smaller scale, glibc on the same scale, every setting in each round."
+			echo "Past REPORT_SCALE=0.2 SLOB's frag and longlived are not in the table above: its page walk"
+			echo "makes them take minutes. Here at a smaller scale, glibc on the same, every setting in each round."
 			echo "Target: peak and final RSS at or below glibc's with some setting, at no more than 3x its time"
 			echo "(docs/allocators.md, \"malloc on SLUB, SLAB and SLOB\", explains the result)."
 			echo
