@@ -18,6 +18,23 @@
  * the allocations end is freed then, so the end state is exactly the
  * declared live set.
  *
+ * Two readings of the patch's statistics, two workloads (struct bw_spec):
+ *
+ *  - bw_spec_issue ("boot"): the slob line's 22,528 allocations and 10,419
+ *    active objects read as cache objects alone, the kmallocs on top:
+ *    22,500 cache allocations, 10,400 live cache objects, 5,450 live
+ *    kmallocs (1.4 times the patch's live bytes).
+ *  - bw_spec_patch ("boot12k"): the slob line counting every block of the
+ *    heap, kmallocs included (its "allocated 932647" is all live bytes,
+ *    and 932,647 / 10,419 is the "average SLOB allocation of ~90 bytes"
+ *    the patch names): 22,528 - 10,247 = 12,281 cache allocations, 12,109 -
+ *    4,797 = 7,312 frees, 10,419 - 5,450 = 4,969 live cache objects, and
+ *    about 932 KB live in all.  Its size mix follows the patch's split run:
+ *    the big list (blocks over 300 bytes, which only big requests create
+ *    and fill) held 129 pages less 23,264 unused bytes, 505 KB, over half
+ *    the live bytes, so about 550 live kmallocs are buffers of 300 bytes
+ *    to 1 KiB and inodes are a larger share of the caches.
+ *
  * Header only: built into bench_slab_mem and nothing else.
  */
 #ifndef KMEM_BOOT_WORKLOAD_H
@@ -35,6 +52,21 @@ struct bw_cache {
 	unsigned int allocs;	/* objects allocated */
 	unsigned int frees;	/* of them freed */
 	unsigned int life;	/* mean life of a freed object, in allocations */
+};
+
+/* A size mix: up to permille (cumulative) of the draws are lo..lo+n-1 bytes. */
+struct bw_range {
+	uint16_t permille;
+	uint32_t lo, n;
+};
+
+struct bw_spec {
+	const char *key;		/* for -w and the RESULT lines */
+	const char *label;
+	const struct bw_cache *caches;
+	int ncaches;
+	unsigned int kmallocs, kmalloc_frees, kmalloc_life;
+	const struct bw_range *live_mix, *temp_mix;	/* sizes of live and freed kmallocs */
 };
 
 /*
@@ -56,6 +88,24 @@ static const struct bw_cache bw_caches[] = {
 };
 #define BW_NR_CACHES	((int)(sizeof(bw_caches) / sizeof(bw_caches[0])))
 
+/*
+ * The same caches with the counts of the second reading: 12,280
+ * allocations, 7,310 frees, 4,970 live objects of 111 bytes on average
+ * (more inodes: with the live kmallocs' buffers they fill the big list).
+ */
+static const struct bw_cache bw_caches_patch[] = {
+	{ "sysfs_dir_cache", 64, 3220, 150, 400 },
+	{ "dentry", 136, 1600, 900, 3000 },
+	{ "inode_cache", 344, 620, 120, 3000 },
+	{ "buffer_head", 56, 600, 450, 1500 },
+	{ "vm_area_struct", 88, 2340, 2180, 40 },
+	{ "anon_vma", 24, 800, 760, 60 },
+	{ "filp", 128, 1500, 1450, 20 },
+	{ "idr_layer", 136, 100, 0, 0 },
+	{ "pid", 64, 1200, 1150, 80 },
+	{ "radix_tree_node", 288, 300, 150, 2000 },
+};
+
 /* The page-sized objects: a names_cache-like cache of 4096-byte buffers. */
 #define BW_BIG_NAME	"names_cache"
 #define BW_BIG_SIZE	4096u
@@ -63,17 +113,53 @@ static const struct bw_cache bw_caches[] = {
 #define BW_BIG_FREES	31u
 #define BW_BIG_LIFE	10u
 
-/* kmallocs: 10,250, of which 4,800 freed (5,450 live). */
-#define BW_KMALLOCS	10250u
-#define BW_KMALLOC_FREES 4800u
-#define BW_KMALLOC_LIFE	300u
+/*
+ * Boot-time kmalloc sizes.  The kmallocs that stay live are small
+ * structures and names (8..192 bytes); the ones freed again are mostly
+ * buffers of a few hundred bytes to 2 KiB that live briefly (firmware and
+ * table parsing, I/O set-up), so that all of them average about 340 bytes,
+ * as in the patch's statistics, while the live bytes stay near its 932 KB:
+ * the pattern that fragments a single free list, small objects settling
+ * into the pages the temporary buffers leave.
+ */
+static const struct bw_range bw_live_mix[] = {
+	{ 600, 8, 57 },		/* 8..64 */
+	{ 900, 65, 64 },	/* 65..128 */
+	{ 1000, 129, 64 },	/* 129..192 */
+};
+static const struct bw_range bw_temp_mix[] = {
+	{ 250, 16, 241 },	/* 16..256 */
+	{ 600, 257, 512 },	/* 257..768 */
+	{ 900, 769, 256 },	/* 769..1024 */
+	{ 1000, 1025, 1024 },	/* 1025..2048 */
+};
+/*
+ * The second reading's live kmallocs: smaller structures and names, and
+ * one in twenty a buffer of 301 bytes to 1 KiB that stays (the patch's
+ * big list held 505 KB of live blocks over 300 bytes).
+ */
+static const struct bw_range bw_live_mix_patch[] = {
+	{ 650, 8, 33 },		/* 8..40 */
+	{ 950, 41, 40 },	/* 41..80 */
+	{ 1000, 301, 724 },	/* 301..1024 */
+};
+
+/* The issue's reading: 22,500 cache allocations; 10,250 kmallocs, 4,800 freed (5,450 live). */
+static const struct bw_spec bw_spec_issue = {
+	"boot", "boot-like", bw_caches, BW_NR_CACHES, 10250, 4800, 300, bw_live_mix, bw_temp_mix,
+};
+/* The second reading: 12,280 cache allocations; the same kmallocs, live ones as above. */
+static const struct bw_spec bw_spec_patch = {
+	"boot12k", "boot-like, 12k", bw_caches_patch, (int)(sizeof(bw_caches_patch) / sizeof(bw_caches_patch[0])),
+	10250, 4800, 300, bw_live_mix_patch, bw_temp_mix,
+};
 
 #define BW_KMALLOC	0xffffu		/* bw_obj.cache of a kmalloc */
 #define BW_BIG		0xfffeu		/* bw_obj.cache of a page-sized object */
 
 struct bw_obj {
 	uint32_t size;
-	uint16_t cache;		/* index in bw_caches, or BW_KMALLOC / BW_BIG */
+	uint16_t cache;		/* index in the spec's caches, or BW_KMALLOC / BW_BIG */
 	uint8_t freed;
 };
 
@@ -83,6 +169,7 @@ struct bw_op {
 };
 
 struct bw_workload {
+	const struct bw_spec *spec;
 	struct bw_obj *obj;
 	uint32_t nobj;
 	struct bw_op *op;
@@ -92,6 +179,7 @@ struct bw_workload {
 	unsigned long kmallocs, kmalloc_frees, kmalloc_live, kmalloc_bytes, kmalloc_live_bytes;
 	unsigned long big_allocs, big_live;
 	unsigned long live_bytes, peak_live_bytes, live_small_bytes;
+	unsigned long live_over300;	/* live bytes of objects over 300 bytes (below a page) */
 	uint64_t digest;	/* of the operations, sizes and kinds (FNV-1a) */
 };
 
@@ -119,37 +207,14 @@ static inline uint32_t bw_exp(uint64_t *s, uint32_t mean)
 	return v < 1 ? 1 : v > 4e9 ? 4000000000u : (uint32_t)v;
 }
 
-/*
- * Boot-time kmalloc sizes.  The kmallocs that stay live are small
- * structures and names (8..192 bytes); the ones freed again are mostly
- * buffers of a few hundred bytes to 2 KiB that live briefly (firmware and
- * table parsing, I/O set-up), so that all of them average about 340 bytes,
- * as in the patch's statistics, while the live bytes stay near its 932 KB:
- * the pattern that fragments a single free list, small objects settling
- * into the pages the temporary buffers leave.
- */
-static inline uint32_t bw_kmalloc_live_size(uint64_t *s)
+/* A size drawn from @mix (the same draws as the fixed mixes this replaced). */
+static inline uint32_t bw_size(uint64_t *s, const struct bw_range *mix)
 {
 	uint32_t r = bw_below(s, 1000);
 
-	if (r < 600)
-		return 8 + bw_below(s, 57);		/* 8..64 */
-	if (r < 900)
-		return 65 + bw_below(s, 64);		/* 65..128 */
-	return 129 + bw_below(s, 64);			/* 129..192 */
-}
-
-static inline uint32_t bw_kmalloc_temp_size(uint64_t *s)
-{
-	uint32_t r = bw_below(s, 1000);
-
-	if (r < 250)
-		return 16 + bw_below(s, 241);		/* 16..256 */
-	if (r < 600)
-		return 257 + bw_below(s, 512);		/* 257..768 */
-	if (r < 900)
-		return 769 + bw_below(s, 256);		/* 769..1024 */
-	return 1025 + bw_below(s, 1024);		/* 1025..2048 */
+	while (r >= mix->permille)
+		mix++;
+	return mix->lo + bw_below(s, mix->n);
 }
 
 struct bw_event {
@@ -224,19 +289,22 @@ static inline void bw_declare(struct bw_workload *w)
 			w->cache_live++;
 			w->cache_live_bytes += o->size;
 		}
+		if (o->cache != BW_BIG && o->size > 300)
+			w->live_over300 += o->size;
 	}
 	w->live_small_bytes = w->cache_live_bytes + w->kmalloc_live_bytes;
 }
 
-/* Build the workload of @seed into @w; 0, or -1 out of memory. */
-static inline int bw_build(struct bw_workload *w, uint64_t seed)
+/* Build the workload of @spec and @seed into @w; 0, or -1 out of memory. */
+static inline int bw_build(struct bw_workload *w, const struct bw_spec *spec, uint64_t seed)
 {
-	uint32_t n = BW_KMALLOCS + BW_BIG_ALLOCS, k = 0;
+	const struct bw_cache *caches = spec->caches;
+	uint32_t n = spec->kmallocs + BW_BIG_ALLOCS, k = 0;
 	uint64_t s = seed;
 
 	memset(w, 0, sizeof(*w));
-	for (int c = 0; c < BW_NR_CACHES; c++)
-		n += bw_caches[c].allocs;
+	for (int c = 0; c < spec->ncaches; c++)
+		n += caches[c].allocs;
 	w->obj = calloc(n, sizeof(*w->obj));
 	w->op = calloc(2 * (size_t)n, sizeof(*w->op));
 	struct bw_event *ev = calloc(2 * (size_t)n, sizeof(*ev));
@@ -247,12 +315,13 @@ static inline int bw_build(struct bw_workload *w, uint64_t seed)
 		bw_free(w);
 		return -1;
 	}
-	for (int c = 0; c < BW_NR_CACHES; c++)
-		for (uint32_t j = 0; j < bw_caches[c].allocs; j++, k++)
-			w->obj[k] = (struct bw_obj){ bw_caches[c].size, (uint16_t)c, j < bw_caches[c].frees };
-	for (uint32_t j = 0; j < BW_KMALLOCS; j++, k++)
-		w->obj[k] = j < BW_KMALLOC_FREES ? (struct bw_obj){ bw_kmalloc_temp_size(&s), BW_KMALLOC, 1 }
-						 : (struct bw_obj){ bw_kmalloc_live_size(&s), BW_KMALLOC, 0 };
+	w->spec = spec;
+	for (int c = 0; c < spec->ncaches; c++)
+		for (uint32_t j = 0; j < caches[c].allocs; j++, k++)
+			w->obj[k] = (struct bw_obj){ caches[c].size, (uint16_t)c, j < caches[c].frees };
+	for (uint32_t j = 0; j < spec->kmallocs; j++, k++)
+		w->obj[k] = j < spec->kmalloc_frees ? (struct bw_obj){ bw_size(&s, spec->temp_mix), BW_KMALLOC, 1 }
+						    : (struct bw_obj){ bw_size(&s, spec->live_mix), BW_KMALLOC, 0 };
 	for (uint32_t j = 0; j < BW_BIG_ALLOCS; j++, k++)
 		w->obj[k] = (struct bw_obj){ BW_BIG_SIZE, BW_BIG, j < BW_BIG_FREES };
 	/* A random allocation order (Fisher-Yates). */
@@ -268,9 +337,9 @@ static inline int bw_build(struct bw_workload *w, uint64_t seed)
 		ev[ne++] = (struct bw_event){ 2ull * t + 1, t, 0 };
 		if (!o->freed)
 			continue;
-		uint32_t mean = o->cache == BW_KMALLOC ? BW_KMALLOC_LIFE
+		uint32_t mean = o->cache == BW_KMALLOC ? spec->kmalloc_life
 				: o->cache == BW_BIG    ? BW_BIG_LIFE
-							: bw_caches[o->cache].life;
+							: caches[o->cache].life;
 		uint64_t at = (uint64_t)t + bw_exp(&s, mean);
 		if (at > n)
 			at = n;		/* still to be freed at the end: freed then */

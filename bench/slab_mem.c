@@ -6,9 +6,12 @@
  *
  *  1. Mackall's table: a boot-like workload with his patch's statistics
  *     (boot_workload.h: 22,500 cache allocations, 12,100 frees, 10,250
- *     kmallocs of which 5,450 stay live, 48 page-sized objects), replayed on
- *     SLOB with slob.lists=1, 2 (break 300) and 3, printing SLOB's
- *     statistics (/sys/kernel/debug/slob/stats) beside the patch's own.
+ *     kmallocs of which 5,450 stay live, 48 page-sized objects; and the
+ *     second reading of his figures, 12,280 cache allocations and 932 KB
+ *     live), replayed on SLOB with slob.lists=1, 2 (break 300) and 3,
+ *     printing SLOB's statistics (/sys/kernel/debug/slob/stats) beside the
+ *     patch's own, and where SLOB's pages go: each free list's live bytes,
+ *     kmalloc headers, rounding and free bytes by hole size.
  *  2. Enberg's table: the same workload, and optionally a real kernel's
  *     slab trace (perf script text of kmem:kmalloc/kfree/kmem_cache_alloc/
  *     kmem_cache_free, -t), on SLUB, SLAB and SLOB with each list setting:
@@ -20,9 +23,11 @@
  * slab= line; one that does not boot shows n/a.  Deterministic: the
  * workload comes from a seeded PRNG and the counts do not depend on time.
  *
- *   bench_slab_mem [-s SEED] [-a slub,slab,slob1,slob2,slob3] [-t TRACE[.xz]] [-E EVENTS] [-W]
+ *   bench_slab_mem [-s SEED] [-a slub,slab,slob1,slob2,slob3] [-w boot,boot12k] [-x PARAMS]...
+ *                  [-t TRACE[.xz]] [-E EVENTS] [-W]
+ *     -w  the boot-like workloads (default both); -x  one more configuration (a slab= line)
  *     -t  also replay this perf script trace; -E  only its first EVENTS slab events
- *     -W  skip the boot-like workload (the trace only)
+ *     -W  skip the boot-like workloads (the trace only)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,10 +43,39 @@
 #include "boot_workload.h"
 #include "perf_trace.h"
 #include "slab_allocs.h"
+#include "slab/slab.h"
+#include "slab/slob/slob.h"
 
 #define PAGE_BYTES	4096ul
 #define BASE_CMDLINE	"mem=256M"
 #define SLOB_STATS	"/sys/kernel/debug/slob/stats"
+#define MAX_EXTRA	8		/* -x configurations */
+
+/*
+ * Where a SLOB setting's heap pages go at the end of a workload, per free
+ * list and for the full pages (off every list): the live objects' bytes,
+ * kmalloc headers, the rounding of blocks (to units, kmalloc blocks to 16
+ * bytes, and any alignment inside a block), and the free bytes, by the size
+ * of the hole they are in.  A page's bytes are exactly these four: SLOB
+ * keeps nothing else in its pages.  Taken by the replaying child from its
+ * own objects' addresses and the heap's free blocks.
+ */
+#define BD_LISTS	4		/* SLOB's up to three lists, then the full pages */
+#define BD_FULL		3
+#define BD_BINS		5
+#define BD_TOP		3
+#define BD_SPARSE	(PAGE_BYTES / 4)	/* a page with fewer live bytes is "sparse" */
+static const char *const bd_bin_name[BD_BINS] = { "<32", "32-127", "128-255", "256-1023", ">=1024" };
+
+struct slob_bd {
+	unsigned long pages, live, headers, rounding, free;
+	unsigned long holes[BD_BINS], hole_bytes[BD_BINS];
+	unsigned long sparse_pages, sparse_free;	/* pages under BD_SPARSE live bytes */
+	unsigned long hdr_k64, hdr_k32;	/* headers + rounding with the 64-bit kernel's 8-byte header, 2.6.24-32's 4 */
+	unsigned long objs_kmalloc;	/* live kmallocs in these pages */
+	uint32_t top_kind[BD_TOP];	/* the kinds with the most live bytes here (ncache: kmalloc) */
+	unsigned long top_bytes[BD_TOP];
+};
 
 /* What one allocator did with one workload (shared with the parent). */
 struct mem_result {
@@ -53,12 +87,19 @@ struct mem_result {
 	long meminfo_slab_kb;		/* /proc/meminfo Slab at the end */
 	double cpu_ms;
 	char slob_stats[4096];		/* SLOB's statistics file at the end, if any */
+	bool has_bd;			/* SLOB: the breakdown below */
+	unsigned int slob_lists;
+	char bd_name[BD_LISTS][8];
+	struct slob_bd bd[BD_LISTS];
+	unsigned long bd_big_pages;	/* pages of objects of about a page or more */
 };
 
 /* A workload in replayable form (the boot-like one is converted to it). */
 struct mem_wl {
 	const char *name;
+	const char *key;		/* boot, boot12k, trace */
 	struct pt_trace t;
+	struct bw_workload *bw;		/* a boot-like workload's declaration; NULL for a trace */
 };
 
 struct job {
@@ -74,6 +115,114 @@ static double cpu_ms(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+struct bd_ent {
+	uintptr_t page;
+	uint32_t obj;
+};
+
+static int bd_ent_cmp(const void *a, const void *b)
+{
+	const struct bd_ent *x = a, *y = b;
+
+	return x->page != y->page ? (x->page < y->page ? -1 : 1) : (x->obj > y->obj) - (x->obj < y->obj);
+}
+
+static int bd_bin(unsigned long bytes)
+{
+	return bytes < 32 ? 0 : bytes < 128 ? 1 : bytes < 256 ? 2 : bytes < 1024 ? 3 : 4;
+}
+
+/* Bytes a block of @size payload takes with a header of @hdr bytes, in 2-byte units (the kernel's SLOB). */
+static unsigned long k_block(unsigned long size, unsigned long hdr)
+{
+	return (size + hdr + 1) & ~1ul;
+}
+
+/* In a SLOB child at the end of the replay: r->bd from the live objects' pages. */
+static void slob_breakdown(const struct pt_trace *t, void *const *ptr, struct mem_result *r)
+{
+	struct bd_ent *e = calloc(t->nobj ? t->nobj : 1, sizeof(*e));
+	unsigned long *kind_bytes = calloc((size_t)BD_LISTS * (t->ncache + 1), sizeof(*kind_bytes));
+	unsigned int holes[SLOB_PAGE_UNITS];
+	size_t n = 0;
+
+	if (!e || !kind_bytes) {
+		free(e);
+		free(kind_bytes);
+		return;
+	}
+	for (uint32_t i = 0; i < t->nobj; i++) {
+		if (!ptr[i])
+			continue;
+		bool km = t->obj[i].cache == PT_KMALLOC;
+		char *block = (char *)ptr[i] - (km ? SLOB_MINALIGN : 0);
+		struct slob_page *sp = page_slob(__virt_to_page(block));
+		if (sp->kind != SLOB_PAGE_HEAP) {
+			r->bd_big_pages += (t->obj[i].size + PAGE_BYTES - 1) / PAGE_BYTES;
+			continue;
+		}
+		e[n++] = (struct bd_ent){ (uintptr_t)block & ~(PAGE_BYTES - 1), i };
+	}
+	qsort(e, n, sizeof(*e), bd_ent_cmp);
+	kmem_lock(&slob_lock);
+	for (size_t a = 0, b; a < n; a = b) {
+		struct slob_page *sp = page_slob(__virt_to_page((void *)e[a].page));
+		unsigned long live = 0, headers = 0, k64 = 0, k32 = 0, nkm = 0, freeb = 0;
+		unsigned int l = sp->list == SLOB_NO_LIST ? BD_FULL : sp->list;
+		struct slob_bd *d = &r->bd[l < BD_LISTS ? l : BD_FULL];
+
+		for (b = a; b < n && e[b].page == e[a].page; b++) {
+			const struct pt_obj *o = &t->obj[e[b].obj];
+			bool km = o->cache == PT_KMALLOC;
+			live += o->size;
+			headers += km ? SLOB_MINALIGN : 0;
+			nkm += km;
+			k64 += k_block(o->size, km ? 8 : 0) - o->size;
+			k32 += k_block(o->size, km ? 4 : 0) - o->size;
+			kind_bytes[(size_t)(d - r->bd) * (t->ncache + 1) + (km ? t->ncache : o->cache)] += o->size;
+		}
+		int nh = slob_page_free_blocks(sp, holes, SLOB_PAGE_UNITS);
+		for (int h = 0; h < nh && h < SLOB_PAGE_UNITS; h++) {
+			d->holes[bd_bin(holes[h])]++;
+			d->hole_bytes[bd_bin(holes[h])] += holes[h];
+			freeb += holes[h];
+		}
+		d->pages++;
+		d->live += live;
+		d->headers += headers;
+		d->free += freeb;
+		/* Whatever of the page is neither live, header nor free: rounding (may not go negative). */
+		d->rounding += PAGE_BYTES - freeb - live - headers;
+		d->hdr_k64 += k64;
+		d->hdr_k32 += k32;
+		d->objs_kmalloc += nkm;
+		if (live + headers < BD_SPARSE) {
+			d->sparse_pages++;
+			d->sparse_free += freeb;
+		}
+	}
+	r->slob_lists = slob_nr_lists;
+	for (unsigned int l = 0; l < BD_LISTS; l++)
+		snprintf(r->bd_name[l], sizeof(r->bd_name[l]), "%s",
+			 l == BD_FULL ? "full" : l < slob_nr_lists ? slob_list_name(l) : "-");
+	kmem_unlock(&slob_lock);
+	for (unsigned int l = 0; l < BD_LISTS; l++) {
+		unsigned long *kb = &kind_bytes[(size_t)l * (t->ncache + 1)];
+		for (int k = 0; k < BD_TOP; k++) {
+			uint32_t best = 0;
+			for (uint32_t c = 1; c <= t->ncache; c++)
+				if (kb[c] > kb[best])
+					best = c;
+			r->bd[l].top_kind[k] = best;
+			r->bd[l].top_bytes[k] = kb[best];
+			kb[best] = 0;
+		}
+	}
+	r->has_bd = true;
+	free(e);
+	free(kind_bytes);
 }
 
 /* In the child: boot, replay, measure. */
@@ -155,6 +304,8 @@ static void replay(void *arg)
 		r->meminfo_slab_kb = sa_meminfo_kb(buf, "Slab");
 	if (kmem_read(SLOB_STATS, r->slob_stats, sizeof(r->slob_stats)) < 0)
 		r->slob_stats[0] = '\0';
+	if (slab_allocator == SLAB_ALLOCATOR_SLOB)
+		slob_breakdown(t, ptr, r);
 	r->state = 1;
 }
 
@@ -172,25 +323,28 @@ static int boot_wl(struct mem_wl *m, const struct bw_workload *w)
 {
 	struct pt_trace *t = &m->t;
 
-	m->name = "boot-like";
+	const struct bw_spec *sp = w->spec;
+
+	m->name = sp->label;
+	m->key = sp->key;
 	memset(t, 0, sizeof(*t));
-	t->ncache = BW_NR_CACHES + 1;
+	t->ncache = (uint32_t)sp->ncaches + 1;
 	t->cache_name = calloc(t->ncache, sizeof(*t->cache_name));
 	t->cache_size = calloc(t->ncache, sizeof(*t->cache_size));
 	t->obj = calloc(w->nobj, sizeof(*t->obj));
 	t->op = calloc(w->nop, sizeof(*t->op));
 	if (!t->cache_name || !t->cache_size || !t->obj || !t->op)
 		return -1;
-	for (int c = 0; c < BW_NR_CACHES; c++) {
-		snprintf(t->cache_name[c], PT_NAME_MAX, "%s", bw_caches[c].name);
-		t->cache_size[c] = bw_caches[c].size;
+	for (int c = 0; c < sp->ncaches; c++) {
+		snprintf(t->cache_name[c], PT_NAME_MAX, "%s", sp->caches[c].name);
+		t->cache_size[c] = sp->caches[c].size;
 	}
-	snprintf(t->cache_name[BW_NR_CACHES], PT_NAME_MAX, "%s", BW_BIG_NAME);
-	t->cache_size[BW_NR_CACHES] = BW_BIG_SIZE;
+	snprintf(t->cache_name[sp->ncaches], PT_NAME_MAX, "%s", BW_BIG_NAME);
+	t->cache_size[sp->ncaches] = BW_BIG_SIZE;
 	for (uint32_t i = 0; i < w->nobj; i++) {
 		uint32_t c = w->obj[i].cache;
 		t->obj[i].size = w->obj[i].size;
-		t->obj[i].cache = c == BW_KMALLOC ? PT_KMALLOC : c == BW_BIG ? (uint32_t)BW_NR_CACHES : c;
+		t->obj[i].cache = c == BW_KMALLOC ? PT_KMALLOC : c == BW_BIG ? (uint32_t)sp->ncaches : c;
 	}
 	for (uint32_t i = 0; i < w->nop; i++)
 		t->op[i] = (struct pt_op){ w->op[i].obj, w->op[i].is_free };
@@ -264,15 +418,21 @@ static bool slob_total_used(const char *s, long *total, long *used)
 	return l && sscanf(l, "total %ld used %ld", total, used) == 2;
 }
 
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_slab_mem [-s SEED] [-a LIST] [-t TRACE] [-E EVENTS] [-W]\n"
-		"  -s SEED    the boot-like workload's PRNG seed (default 2008)\n"
+		"usage: bench_slab_mem [-s SEED] [-a LIST] [-w LIST] [-x PARAMS]... [-L LIFE] [-t TRACE] [-E EVENTS] [-W]\n"
+		"  -s SEED    the boot-like workloads' PRNG seed (default 2008)\n"
 		"  -a LIST    allocators, of slub,slab,slob1,slob2,slob3 (default all)\n"
+		"  -w LIST    boot-like workloads, of boot (22,500 cache allocations, the default reading),\n"
+		"             boot12k (12,280: the patch's slob line counting kmallocs too); default both\n"
+		"  -x PARAMS  one more configuration, a slab= line (e.g. \"slab=slob slob.lists=2 slob.break=200\");\n"
+		"             up to %d\n"
+		"  -L LIFE    the freed kmallocs' mean life in allocations (default 300)\n"
 		"  -t TRACE   also replay a perf script trace of kmem:* slab events (.xz read with xz -dc)\n"
 		"  -E EVENTS  only the trace's first EVENTS slab events\n"
-		"  -W         no boot-like workload (the trace only)\n");
+		"  -W         no boot-like workload (the trace only)\n", MAX_EXTRA);
 	exit(2);
 }
 
@@ -285,78 +445,222 @@ static const char *pct(char *buf, long pages, unsigned long data)
 	return buf;
 }
 
+static bool is_slob(const struct sa_config *c)
+{
+	return !strncmp(c->params, "slab=slob", 9);
+}
+
+static const char *kind_name(const struct pt_trace *t, uint32_t k)
+{
+	return k >= t->ncache ? "kmalloc" : t->cache_name[k];
+}
+
+static void print_boot_wl(const struct mem_wl *m, uint64_t seed)
+{
+	const struct bw_workload *bw = m->bw;
+
+	printf("Boot-like workload%s (seed %llu): %lu cache allocations, %lu frees, %lu live "
+	       "(%lu bytes, %.1f on average);\n"
+	       "  %lu kmallocs, %lu freed (a mean of %u allocations later), %lu live (%lu bytes); %.2f MB requested, %.1f bytes on average;\n"
+	       "  %lu page-sized objects (%u bytes, %s), %lu live.\n"
+	       "  Live at the end: %lu bytes below a page (%.0f%% in objects over 300 bytes) + %lu pages = %lu data "
+	       "pages; peak live %lu bytes.\n",
+	       strcmp(m->key, "boot") ? ", second reading (the patch's slob line counts kmallocs too)" : "",
+	       (unsigned long long)seed, bw->cache_allocs, bw->cache_frees, bw->cache_live, bw->cache_live_bytes,
+	       (double)bw->cache_live_bytes / (double)bw->cache_live, bw->kmallocs, bw->kmalloc_frees,
+	       bw->spec->kmalloc_life, bw->kmalloc_live, bw->kmalloc_live_bytes, bw->kmalloc_bytes / 1e6,
+	       (double)bw->kmalloc_bytes / (double)bw->kmallocs, bw->big_allocs, BW_BIG_SIZE, BW_BIG_NAME,
+	       bw->big_live, bw->live_small_bytes, 100.0 * (double)bw->live_over300 / (double)bw->live_small_bytes,
+	       bw->big_live, data_pages(bw->live_small_bytes, bw->big_live), bw->peak_live_bytes);
+	printf("WORKLOAD wl=%s seed=%llu ops=%u cache_allocs=%lu cache_frees=%lu cache_live=%lu "
+	       "cache_live_bytes=%lu kmallocs=%lu kmalloc_frees=%lu kmalloc_live=%lu kmalloc_bytes=%lu "
+	       "kmalloc_live_bytes=%lu big_allocs=%lu big_live=%lu live_bytes=%lu peak_live_bytes=%lu "
+	       "digest=%016llx\n\n",
+	       m->key, (unsigned long long)seed, bw->nop, bw->cache_allocs, bw->cache_frees, bw->cache_live,
+	       bw->cache_live_bytes, bw->kmallocs, bw->kmalloc_frees, bw->kmalloc_live, bw->kmalloc_bytes,
+	       bw->kmalloc_live_bytes, bw->big_allocs, bw->big_live, bw->live_bytes, bw->peak_live_bytes,
+	       (unsigned long long)bw->digest);
+}
+
+/* One SLOB run's breakdown: a line per list, the sum, and what the overhead is made of. */
+static void print_breakdown(const struct mem_wl *m, const struct sa_config *cfg, const struct mem_result *r)
+{
+	const struct pt_trace *t = &m->t;
+	struct slob_bd all = { 0 };
+	unsigned long small, big, ps, pb;
+
+	printf("%s, %s (%s):\n", m->name, cfg->label, cfg->params);
+	printf("  %-6s %6s %9s %8s %8s %9s | free by hole: %7s %7s %7s %8s %7s | %6s %8s | most live bytes\n", "list",
+	       "pages", "live", "headers", "rounding", "free", bd_bin_name[0], bd_bin_name[1], bd_bin_name[2],
+	       bd_bin_name[3], bd_bin_name[4], "sparse", "its free");
+	for (unsigned int l = 0; l < BD_LISTS; l++) {
+		const struct slob_bd *d = &r->bd[l];
+		if (l != BD_FULL && l >= r->slob_lists)
+			continue;
+		printf("  %-6s %6lu %9lu %8lu %8lu %9lu |               %7lu %7lu %7lu %8lu %7lu | %6lu %8lu |", r->bd_name[l],
+		       d->pages, d->live, d->headers, d->rounding, d->free, d->hole_bytes[0], d->hole_bytes[1],
+		       d->hole_bytes[2], d->hole_bytes[3], d->hole_bytes[4], d->sparse_pages, d->sparse_free);
+		for (int k = 0; k < BD_TOP && d->live; k++)
+			if (d->top_bytes[k])
+				printf(" %s %.0f%%", kind_name(t, d->top_kind[k]), 100.0 * (double)d->top_bytes[k] / (double)d->live);
+		printf("\n");
+		all.pages += d->pages;
+		all.live += d->live;
+		all.headers += d->headers;
+		all.rounding += d->rounding;
+		all.free += d->free;
+		all.hdr_k64 += d->hdr_k64;
+		all.hdr_k32 += d->hdr_k32;
+		all.objs_kmalloc += d->objs_kmalloc;
+		all.sparse_pages += d->sparse_pages;
+		all.sparse_free += d->sparse_free;
+		for (int b = 0; b < BD_BINS; b++)
+			all.hole_bytes[b] += d->hole_bytes[b];
+	}
+	printf("  %-6s %6lu %9lu %8lu %8lu %9lu |               %7lu %7lu %7lu %8lu %7lu | %6lu %8lu |\n", "all",
+	       all.pages, all.live, all.headers, all.rounding, all.free, all.hole_bytes[0], all.hole_bytes[1],
+	       all.hole_bytes[2], all.hole_bytes[3], all.hole_bytes[4], all.sparse_pages, all.sparse_free);
+	trace_live(t, &small, &big, &ps, &pb);
+	double P = (double)PAGE_BYTES;
+	long over = r->pages_end - (long)data_pages(small, big);
+	printf("  %ld heap + %lu big pages, %ld over the %lu data pages: headers %.1f + rounding %.1f + free %.1f "
+	       "pages (holes under 256 bytes %.1f, sparse pages' %.1f) - packing %.1f;\n"
+	       "  headers + rounding with the 64-bit kernel's 8-byte header %.1f pages (%+.1f), with 2.6.24-32's 4-byte "
+	       "header %.1f (%+.1f), if the holes stayed.\n",
+	       r->pages_end - (long)r->bd_big_pages, r->bd_big_pages, over, data_pages(small, big), all.headers / P,
+	       all.rounding / P, all.free / P, (all.hole_bytes[0] + all.hole_bytes[1] + all.hole_bytes[2]) / P,
+	       all.sparse_free / P, (double)data_pages(small, 0) - small / P, all.hdr_k64 / P,
+	       (all.hdr_k64 - (double)all.headers - (double)all.rounding) / P, all.hdr_k32 / P,
+	       (all.hdr_k32 - (double)all.headers - (double)all.rounding) / P);
+}
+
+static void print_breakdown_lines(const struct mem_wl *m, const struct sa_config *cfg, const struct mem_result *r)
+{
+	for (unsigned int l = 0; l < BD_LISTS; l++) {
+		const struct slob_bd *d = &r->bd[l];
+		if (l != BD_FULL && l >= r->slob_lists)
+			continue;
+		printf("BREAKDOWN wl=%s alloc=%s list=%s pages=%lu live=%lu headers=%lu rounding=%lu free=%lu "
+		       "h0=%lu h1=%lu h2=%lu h3=%lu h4=%lu holes=%lu sparse=%lu sparse_free=%lu k64=%lu k32=%lu big_pages=%lu\n",
+		       m->key, cfg->key, r->bd_name[l], d->pages, d->live, d->headers, d->rounding, d->free,
+		       d->hole_bytes[0], d->hole_bytes[1], d->hole_bytes[2], d->hole_bytes[3], d->hole_bytes[4],
+		       d->holes[0] + d->holes[1] + d->holes[2] + d->holes[3] + d->holes[4], d->sparse_pages,
+		       d->sparse_free, d->hdr_k64, d->hdr_k32, r->bd_big_pages);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = 2008;
 	const char *trace = NULL;
 	unsigned long max_events = 0;
-	bool on[SA_NR_MEM_CONFIGS], no_boot = false;
+	struct sa_config cfgs[SA_NR_MEM_CONFIGS + MAX_EXTRA];
+	static char extra_key[MAX_EXTRA][8], extra_label[MAX_EXTRA][64];
+	int ncfg = SA_NR_MEM_CONFIGS;
+	bool on[SA_NR_MEM_CONFIGS + MAX_EXTRA], no_boot = false, want_wl[2] = { true, true };
+	struct bw_spec specs[2] = { bw_spec_issue, bw_spec_patch };
 	int opt;
 
-	for (int i = 0; i < SA_NR_MEM_CONFIGS; i++)
+	memcpy(cfgs, sa_mem_configs, sizeof(sa_mem_configs));
+	for (int i = 0; i < SA_NR_MEM_CONFIGS + MAX_EXTRA; i++)
 		on[i] = true;
-	while ((opt = getopt(argc, argv, "s:a:t:E:Wh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:a:w:x:L:t:E:Wh")) != -1) {
 		switch (opt) {
+		case 'L':
+			specs[0].kmalloc_life = specs[1].kmalloc_life = (unsigned int)strtoul(optarg, NULL, 0);
+			if (!specs[0].kmalloc_life)
+				usage();
+			break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'a':
 			if (!sa_select(sa_mem_configs, SA_NR_MEM_CONFIGS, optarg, on))
 				usage();
 			break;
+		case 'w': {
+			char buf[64], *save = NULL;
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			want_wl[0] = want_wl[1] = false;
+			for (char *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+				if (!strcmp(k, "boot"))
+					want_wl[0] = true;
+				else if (!strcmp(k, "boot12k"))
+					want_wl[1] = true;
+				else
+					usage();
+			}
+			break;
+		}
+		case 'x': {
+			int x = ncfg - SA_NR_MEM_CONFIGS;
+			if (x >= MAX_EXTRA)
+				usage();
+			snprintf(extra_key[x], sizeof(extra_key[x]), "x%d", x + 1);
+			/* "slab=slob slob.lists=2 slob.break=200" -> "SLOB lists=2 break=200" */
+			char *o = extra_label[x], *end = extra_label[x] + sizeof(extra_label[x]) - 1;
+			const char *p = optarg;
+			if (!strncmp(p, "slab=slob", 9)) {
+				o += snprintf(o, (size_t)(end - o), "SLOB");
+				p += 9;
+			}
+			for (; *p && o < end; p++) {
+				if (!strncmp(p, "slob.", 5))
+					p += 5;
+				*o++ = *p;
+			}
+			*o = '\0';
+			cfgs[ncfg++] = (struct sa_config){ extra_key[x], extra_label[x], optarg };
+			break;
+		}
 		case 't': trace = optarg; break;
 		case 'E': max_events = strtoul(optarg, NULL, 0); break;
 		case 'W': no_boot = true; break;
 		default: usage();
 		}
 	}
-	if (no_boot && !trace)
+	if (no_boot)
+		want_wl[0] = want_wl[1] = false;
+	if (!want_wl[0] && !want_wl[1] && !trace)
 		usage();
 
-	struct mem_wl wls[2];
-	int nwl = 0;
-	struct bw_workload bw;
-	if (!no_boot) {
-		if (bw_build(&bw, seed) || boot_wl(&wls[nwl], &bw)) {
+	struct mem_wl wls[3];
+	struct bw_workload bw[2];
+	int nwl = 0, nboot = 0;
+	memset(bw, 0, sizeof(bw));
+	for (int i = 0; i < 2; i++) {
+		if (!want_wl[i])
+			continue;
+		if (bw_build(&bw[i], &specs[i], seed) || boot_wl(&wls[nwl], &bw[i])) {
 			fprintf(stderr, "bench_slab_mem: out of memory\n");
 			return 1;
 		}
-		nwl++;
+		wls[nwl++].bw = &bw[i];
+		nboot++;
 	}
 	if (trace) {
 		if (pt_read(&wls[nwl].t, trace, max_events))
 			return 1;
 		wls[nwl].name = "kernel trace";
+		wls[nwl].key = "trace";
+		wls[nwl].bw = NULL;
 		nwl++;
 	}
-	struct mem_result *res = bench_shared(sizeof(*res) * (size_t)nwl * SA_NR_MEM_CONFIGS);
+	size_t nres = (size_t)nwl * (size_t)ncfg;
+	struct mem_result *res = bench_shared(sizeof(*res) * nres);
 	if (!res) {
 		fprintf(stderr, "bench_slab_mem: mmap failed\n");
 		return 1;
 	}
+#define RES(w, c) (&res[(size_t)(w) * (size_t)ncfg + (size_t)(c)])
+	int lw = 12;
+	for (int c = 0; c < ncfg; c++)
+		if (on[c] && (int)strlen(cfgs[c].label) > lw)
+			lw = (int)strlen(cfgs[c].label);
 
 	printf("bench_slab_mem: the slab allocators' memory on one workload (SLOB split free lists,\n"
 	       "Mackall 2008, and Enberg's measurement in its thread). Each allocator boots in its own\n"
 	       "process (kmem_init(\"%s <slab= line>\")); n/a: that boot was refused.\n\n", BASE_CMDLINE);
-	if (!no_boot) {
-		printf("Boot-like workload (seed %llu): %lu cache allocations, %lu frees, %lu live "
-		       "(%lu bytes, %.1f on average);\n"
-		       "  %lu kmallocs, %lu freed, %lu live (%lu bytes); %.2f MB requested, %.1f bytes on average;\n"
-		       "  %lu page-sized objects (%u bytes, %s), %lu live.\n"
-		       "  Live at the end: %lu bytes below a page + %lu pages = %lu data pages; peak live %lu bytes.\n",
-		       (unsigned long long)seed, bw.cache_allocs, bw.cache_frees, bw.cache_live,
-		       bw.cache_live_bytes, (double)bw.cache_live_bytes / (double)bw.cache_live, bw.kmallocs,
-		       bw.kmalloc_frees, bw.kmalloc_live, bw.kmalloc_live_bytes, bw.kmalloc_bytes / 1e6,
-		       (double)bw.kmalloc_bytes / (double)bw.kmallocs, bw.big_allocs, BW_BIG_SIZE, BW_BIG_NAME,
-		       bw.big_live, bw.live_small_bytes, bw.big_live, data_pages(bw.live_small_bytes, bw.big_live),
-		       bw.peak_live_bytes);
-		printf("WORKLOAD seed=%llu ops=%u cache_allocs=%lu cache_frees=%lu cache_live=%lu "
-		       "cache_live_bytes=%lu kmallocs=%lu kmalloc_frees=%lu kmalloc_live=%lu kmalloc_bytes=%lu "
-		       "kmalloc_live_bytes=%lu big_allocs=%lu big_live=%lu live_bytes=%lu peak_live_bytes=%lu "
-		       "digest=%016llx\n\n",
-		       (unsigned long long)seed, bw.nop, bw.cache_allocs, bw.cache_frees, bw.cache_live,
-		       bw.cache_live_bytes, bw.kmallocs, bw.kmalloc_frees, bw.kmalloc_live, bw.kmalloc_bytes,
-		       bw.kmalloc_live_bytes, bw.big_allocs, bw.big_live, bw.live_bytes, bw.peak_live_bytes,
-		       (unsigned long long)bw.digest);
-	}
+	for (int w = 0; w < nboot; w++)
+		print_boot_wl(&wls[w], seed);
 	if (trace) {
 		const struct pt_trace *t = &wls[nwl - 1].t;
 		printf("Trace %s: %lu lines, %lu slab events (%lu kmem_cache_alloc, %lu kmem_cache_free, "
@@ -369,28 +673,30 @@ int main(int argc, char **argv)
 	}
 
 	for (int w = 0; w < nwl; w++)
-		for (int c = 0; c < SA_NR_MEM_CONFIGS; c++)
+		for (int c = 0; c < ncfg; c++)
 			if (on[c])
-				run(&wls[w], &sa_mem_configs[c], &res[w * SA_NR_MEM_CONFIGS + c], BASE_CMDLINE);
+				run(&wls[w], &cfgs[c], RES(w, c), BASE_CMDLINE);
 
 	char b1[16], b2[16];
 	/* ---- Mackall's table ---- */
-	if (!no_boot) {
+	if (nboot) {
 		printf("== Mackall's table: SLOB's statistics (%s) after the boot-like workload ==\n\n", SLOB_STATS);
-		for (int c = 0; c < SA_NR_MEM_CONFIGS; c++) {
-			if (!on[c] || strncmp(sa_mem_configs[c].params, "slab=slob", 9))
-				continue;
-			const struct mem_result *r = &res[c];
-			printf("-- %s (%s) --\n", sa_mem_configs[c].label, sa_mem_configs[c].params);
-			if (r->state == -1)
-				printf("n/a (does not boot in this build)\n\n");
-			else if (r->state != 1)
-				printf("FAILED (the replay crashed or exited with an error)\n\n");
-			else if (!r->slob_stats[0])
-				printf("(no %s in this build)\n\n", SLOB_STATS);
-			else
-				printf("%s\n", r->slob_stats);
-		}
+		for (int w = 0; w < nboot; w++)
+			for (int c = 0; c < ncfg; c++) {
+				if (!on[c] || !is_slob(&cfgs[c]))
+					continue;
+				const struct mem_result *r = RES(w, c);
+				printf("-- %s (%s)%s%s --\n", cfgs[c].label, cfgs[c].params, w ? ", " : "",
+				       w ? wls[w].name : "");
+				if (r->state == -1)
+					printf("n/a (does not boot in this build)\n\n");
+				else if (r->state != 1)
+					printf("FAILED (the replay crashed or exited with an error)\n\n");
+				else if (!r->slob_stats[0])
+					printf("(no %s in this build)\n\n", SLOB_STATS);
+				else
+					printf("%s\n", r->slob_stats);
+			}
 		printf("-- the patch's own (2.6.24-rc, boot to a shell) --\n");
 		printf("before (one list):\n");
 		for (size_t i = 0; i < sizeof(mackall_before) / sizeof(*mackall_before); i++)
@@ -400,30 +706,49 @@ int main(int argc, char **argv)
 			printf("  %s\n", mackall_after[i]);
 		printf("\n");
 
-		unsigned long dp = data_pages(bw.live_small_bytes, bw.big_live);
 		printf("Overhead (pages in use / pages of live data - 1):\n");
-		printf("%-14s | %-28s | %-30s | %s\n", "setting", "SLOB's total/used (its file)",
+		printf("%-14s | %-*s | %-28s | %-30s | %s\n", "workload", lw, "setting", "SLOB's total/used (its file)",
 		       "slab pages / data pages (end)", "target");
-		for (int c = 0; c < SA_NR_MEM_CONFIGS; c++) {
-			if (!on[c] || strncmp(sa_mem_configs[c].params, "slab=slob", 9))
-				continue;
-			const struct mem_result *r = &res[c];
-			bool one = strstr(sa_mem_configs[c].params, "lists=1") != NULL;
-			const char *target = one ? ">= 50% (patch: 75%)" : "<= 6% (patch: 6%)";
-			char left[40] = "n/a", right[40] = "n/a", verdict[16] = "";
-			long tot, used;
-			if (r->state == 1) {
-				if (slob_total_used(r->slob_stats, &tot, &used) && used > 0)
-					snprintf(left, sizeof(left), "%ld / %ld = %s", tot, used, pct(b1, tot, (unsigned long)used));
-				else
-					snprintf(left, sizeof(left), "-");
-				snprintf(right, sizeof(right), "%ld / %lu = %s", r->pages_end, dp, pct(b2, r->pages_end, dp));
-				double o = 100.0 * ((double)r->pages_end / (double)dp - 1);
-				snprintf(verdict, sizeof(verdict), "%s", (one ? o >= 50 : o <= 6) ? "met" : "NOT met");
+		for (int w = 0; w < nboot; w++) {
+			unsigned long dp = data_pages(wls[w].bw->live_small_bytes, wls[w].bw->big_live);
+			for (int c = 0; c < ncfg; c++) {
+				if (!on[c] || !is_slob(&cfgs[c]))
+					continue;
+				const struct mem_result *r = RES(w, c);
+				bool one = strstr(cfgs[c].params, "lists=1") != NULL;
+				const char *target = one ? ">= 50% (patch: 75%)" : "<= 6% (patch: 6%)";
+				char left[40] = "n/a", right[40] = "n/a", verdict[16] = "";
+				long tot, used;
+				if (r->state == 1) {
+					if (slob_total_used(r->slob_stats, &tot, &used) && used > 0)
+						snprintf(left, sizeof(left), "%ld / %ld = %s", tot, used,
+							 pct(b1, tot, (unsigned long)used));
+					else
+						snprintf(left, sizeof(left), "-");
+					snprintf(right, sizeof(right), "%ld / %lu = %s", r->pages_end, dp,
+						 pct(b2, r->pages_end, dp));
+					double o = 100.0 * ((double)r->pages_end / (double)dp - 1);
+					snprintf(verdict, sizeof(verdict), "%s", (one ? o >= 50 : o <= 6) ? "met" : "NOT met");
+				}
+				printf("%-14s | %-*s | %-28s | %-30s | %s %s\n", wls[w].name, lw, cfgs[c].label, left,
+				       right, target, verdict);
 			}
-			printf("%-14s | %-28s | %-30s | %s %s\n", sa_mem_configs[c].label, left, right, target, verdict);
 		}
-		printf("(patch: one list 427 / 245 = +74%%, split 259 / 244 = +6%%)\n\n");
+		printf("(patch: one list 427 / 245 = +74%%, split 259 / 244 = +6%%. Its one-list lines do not add up:\n"
+		       " 410 heap pages are 1679360 bytes, allocated 932647 + unused 185242 only 1117889 (+20%% over\n"
+		       " allocated); 561471 bytes, 137 pages, are neither. Its split lines do: 243 pages, 932079 + 62886.)\n\n");
+
+		printf("Where SLOB's pages go (heap pages at the end, by free list; bytes). A heap page's 4096 bytes\n"
+		       "are its live objects, kmalloc headers (%d bytes each), rounding (blocks to 2-byte units, kmalloc\n"
+		       "blocks to 16 bytes) and free bytes, here by the size of the hole they are in; sparse: pages\n"
+		       "under %lu live bytes, and their free bytes; full: pages off every list. Packing: the data\n"
+		       "pages' own rounding up.\n\n", SLOB_MINALIGN, BD_SPARSE);
+		for (int w = 0; w < nwl; w++)
+			for (int c = 0; c < ncfg; c++)
+				if (on[c] && is_slob(&cfgs[c]) && RES(w, c)->state == 1 && RES(w, c)->has_bd) {
+					print_breakdown(&wls[w], &cfgs[c], RES(w, c));
+					printf("\n");
+				}
 	}
 
 	/* ---- Enberg's table ---- */
@@ -432,24 +757,24 @@ int main(int argc, char **argv)
 	       "counters, kmalloc's page-sized allocations included); data pages: the live objects' bytes\n"
 	       "below a page, packed, plus whole pages for the larger ones. Peak: the most slab pages at any\n"
 	       "point, against the most data pages at any point.\n\n");
-	printf("%-14s | %-12s | %9s | %9s | %8s | %9s | %9s | %8s | %8s\n", "workload", "allocator",
+	printf("%-14s | %-*s | %9s | %9s | %8s | %9s | %9s | %8s | %8s\n", "workload", lw, "allocator",
 	       "pages end", "data end", "overhead", "pages max", "data max", "overhead", "cpu ms");
 	for (int w = 0; w < nwl; w++) {
 		unsigned long small, big, psmall, pbig;
 		trace_live(&wls[w].t, &small, &big, &psmall, &pbig);
 		unsigned long de = data_pages(small, big), dpk = data_pages(psmall, pbig);
-		for (int c = 0; c < SA_NR_MEM_CONFIGS; c++) {
+		for (int c = 0; c < ncfg; c++) {
 			if (!on[c])
 				continue;
-			const struct mem_result *r = &res[w * SA_NR_MEM_CONFIGS + c];
+			const struct mem_result *r = RES(w, c);
 			if (r->state != 1) {
-				printf("%-14s | %-12s | %9s |\n", wls[w].name, sa_mem_configs[c].label,
+				printf("%-14s | %-*s | %9s |\n", wls[w].name, lw, cfgs[c].label,
 				       r->state == -1 ? "n/a" : "FAILED");
 				continue;
 			}
-			printf("%-14s | %-12s | %9ld | %9lu | %8s | %9ld | %9lu | %8s | %8.1f\n", wls[w].name,
-			       sa_mem_configs[c].label, r->pages_end, de, pct(b1, r->pages_end, de), r->pages_peak,
-			       dpk, pct(b2, r->pages_peak, dpk), r->cpu_ms);
+			printf("%-14s | %-*s | %9ld | %9lu | %8s | %9ld | %9lu | %8s | %8.1f\n", wls[w].name, lw,
+			       cfgs[c].label, r->pages_end, de, pct(b1, r->pages_end, de), r->pages_peak, dpk,
+			       pct(b2, r->pages_peak, dpk), r->cpu_ms);
 		}
 	}
 	printf("\nEnberg's after-boot figures (lguest, 2.6.24-rc6, 10 runs; kB):\n"
@@ -463,8 +788,8 @@ int main(int argc, char **argv)
 
 	/* Machine-readable lines (tests, the report). */
 	for (int w = 0; w < nwl; w++)
-		for (int c = 0; c < SA_NR_MEM_CONFIGS; c++) {
-			const struct mem_result *r = &res[w * SA_NR_MEM_CONFIGS + c];
+		for (int c = 0; c < ncfg; c++) {
+			const struct mem_result *r = RES(w, c);
 			if (!on[c])
 				continue;
 			unsigned long small, big, psmall, pbig;
@@ -472,15 +797,17 @@ int main(int argc, char **argv)
 			printf("RESULT wl=%s alloc=%s state=%s pages_base=%ld pages_end=%ld pages_peak=%ld "
 			       "data_end=%lu data_peak=%lu live_end=%lu live_peak=%lu allocs=%lu frees=%lu "
 			       "failed=%lu slab_kb=%ld\n",
-			       w == 0 && !no_boot ? "boot" : "trace", sa_mem_configs[c].key,
-			       r->state == 1 ? "ok" : r->state == -1 ? "n/a" : "failed", r->pages_base,
-			       r->pages_end, r->pages_peak, data_pages(small, big), data_pages(psmall, pbig),
-			       r->live_end, r->live_peak, r->allocs, r->frees, r->failed, r->meminfo_slab_kb);
+			       wls[w].key, cfgs[c].key, r->state == 1 ? "ok" : r->state == -1 ? "n/a" : "failed",
+			       r->pages_base, r->pages_end, r->pages_peak, data_pages(small, big),
+			       data_pages(psmall, pbig), r->live_end, r->live_peak, r->allocs, r->frees, r->failed,
+			       r->meminfo_slab_kb);
+			if (r->state == 1 && r->has_bd)
+				print_breakdown_lines(&wls[w], &cfgs[c], r);
 		}
 	for (int w = 0; w < nwl; w++)
 		pt_free(&wls[w].t);
-	if (!no_boot)
-		bw_free(&bw);
-	munmap(res, sizeof(*res) * (size_t)nwl * SA_NR_MEM_CONFIGS);
+	for (int i = 0; i < 2; i++)
+		bw_free(&bw[i]);
+	munmap(res, sizeof(*res) * nres);
 	return 0;
 }

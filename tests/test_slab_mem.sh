@@ -7,7 +7,14 @@
 # replayed all of it: its allocation and free counts and the live bytes at
 # the end and at the peak equal the declared ones, and it holds at least as
 # many slab pages as the live data fills.  The trace replay (the shipped cut
-# of a real kernel's slab traffic, first 20,000 events) likewise.
+# of a real kernel's slab traffic, first 20,000 events) likewise.  The second
+# reading of the patch's figures (boot12k: the slob line counting kmallocs
+# too: 12,280 cache allocations, 4,970 live, about 932 KB live in all) is
+# replayed on every allocator too.  SLOB's breakdown of its heap pages adds
+# up: each list's pages are exactly its live bytes, kmalloc headers,
+# rounding and free bytes; the free bytes are the holes' and the statistics
+# file's unused bytes of that list, the holes its fragments; the pages of
+# all lists and the big pages are the slab pages held.
 #
 # Environment (set by ctest): KMEM_BINARY_DIR, KMEM_SOURCE_DIR.
 set -u
@@ -29,8 +36,9 @@ fi
 out=$("$BIN/bench_slab_mem" "${args[@]}" 2>/dev/null) || bad "bench_slab_mem exited with $?"
 out2=$("$BIN/bench_slab_mem" -a slub 2>/dev/null) || bad "bench_slab_mem -a slub exited with $?"
 
-wl=$(grep '^WORKLOAD ' <<<"$out")
-[ -n "$wl" ] || { bad "no WORKLOAD line"; exit 1; }
+wl=$(grep '^WORKLOAD wl=boot ' <<<"$out")
+wl2=$(grep '^WORKLOAD wl=boot12k ' <<<"$out")
+[ -n "$wl" ] && [ -n "$wl2" ] || { bad "no WORKLOAD line for boot and boot12k"; exit 1; }
 # The declared counts are the patch's.
 for kv in cache_allocs=22500 cache_frees=12100 cache_live=10400 kmallocs=10250 kmalloc_live=5450 \
 	  big_live=17; do
@@ -44,11 +52,24 @@ awk -v a="$clb" -v n="$cl" 'BEGIN { exit !(a / n >= 85 && a / n <= 95) }' ||
 	bad "live cache objects average $clb / $cl bytes, not about 90"
 awk -v a="$kb" -v n="$km" 'BEGIN { exit !(a / n >= 320 && a / n <= 360 && a >= 3.3e6 && a <= 3.65e6) }' ||
 	bad "kmallocs request $kb bytes in $km, not about 3.48 MB at about 340 bytes"
-[ "$(field digest "$wl")" = "$(field digest "$(grep '^WORKLOAD ' <<<"$out2")")" ] ||
+[ "$(field digest "$wl")" = "$(field digest "$(grep '^WORKLOAD wl=boot ' <<<"$out2")")" ] ||
 	bad "two runs drew different workloads"
+# The second reading: the slob line's 22,528 allocations less 10,247 kmallocs, and its
+# 932,647 live bytes (4-byte headers in: 910,847 of objects) within 3%.
+for kv in cache_allocs=12280 cache_frees=7310 cache_live=4970 kmallocs=10250 kmalloc_live=5450 big_live=17; do
+	k=${kv%%=*}
+	v=$(field "$k" "$wl2")
+	[ "$v" = "${kv#*=}" ] || bad "boot12k: $k is '$v', expected ${kv#*=}"
+done
+small2=$(($(field live_bytes "$wl2") - 4096 * $(field big_live "$wl2")))
+awk -v a="$small2" 'BEGIN { exit !(a >= 910847 * 0.97 && a <= 910847 * 1.03) }' ||
+	bad "boot12k: $small2 live bytes below a page, not about 910,847"
 
-allocs=$(($(field cache_allocs "$wl") + km + $(field big_allocs "$wl")))
-frees=$(($(field cache_frees "$wl") + $(field kmalloc_frees "$wl") + $(field big_allocs "$wl") - $(field big_live "$wl")))
+declared() {	# declared WORKLOAD-LINE: "allocs frees live_bytes peak_live_bytes"
+	echo "$(($(field cache_allocs "$1") + $(field kmallocs "$1") + $(field big_allocs "$1")))" \
+	     "$(($(field cache_frees "$1") + $(field kmalloc_frees "$1") + $(field big_allocs "$1") - $(field big_live "$1")))" \
+	     "$(field live_bytes "$1")" "$(field peak_live_bytes "$1")"
+}
 nok=0
 while read -r line; do
 	[ -n "$line" ] || continue
@@ -60,12 +81,13 @@ while read -r line; do
 	pe=$(field pages_end "$line"); pp=$(field pages_peak "$line")
 	de=$(field data_end "$line"); dp=$(field data_peak "$line")
 	le=$(field live_end "$line")
-	if [ "$w" = boot ]; then
-		[ "$(field allocs "$line")" = "$allocs" ] || bad "boot on $a: $(field allocs "$line") allocations, declared $allocs"
-		[ "$(field frees "$line")" = "$frees" ] || bad "boot on $a: $(field frees "$line") frees, declared $frees"
-		[ "$le" = "$(field live_bytes "$wl")" ] || bad "boot on $a: $le live bytes at the end, declared $(field live_bytes "$wl")"
-		[ "$(field live_peak "$line")" = "$(field peak_live_bytes "$wl")" ] ||
-			bad "boot on $a: peak live $(field live_peak "$line"), declared $(field peak_live_bytes "$wl")"
+	if [ "$w" = boot ] || [ "$w" = boot12k ]; then
+		wlw=$wl; [ "$w" = boot12k ] && wlw=$wl2
+		read -r allocs frees lb pb <<<"$(declared "$wlw")"
+		[ "$(field allocs "$line")" = "$allocs" ] || bad "$w on $a: $(field allocs "$line") allocations, declared $allocs"
+		[ "$(field frees "$line")" = "$frees" ] || bad "$w on $a: $(field frees "$line") frees, declared $frees"
+		[ "$le" = "$lb" ] || bad "$w on $a: $le live bytes at the end, declared $lb"
+		[ "$(field live_peak "$line")" = "$pb" ] || bad "$w on $a: peak live $(field live_peak "$line"), declared $pb"
 	else
 		objs=$(sed -n 's/.*replayed: [0-9]* operations on \([0-9]*\) objects.*/\1/p' <<<"$out")
 		[ "$(field allocs "$line")" = "$objs" ] || bad "trace on $a: $(field allocs "$line") allocations of $objs objects"
@@ -89,4 +111,54 @@ for s in 1 2 3; do
 		bad "SLOB lists=$s booted but its statistics have no 'total P used P' line"
 done
 [ "$nok" -ge 1 ] || bad "no allocator ran"
+# Both readings on every allocator that boots (all five: SLOB is built in).
+for w in boot boot12k; do
+	for a in slub slab slob1 slob2 slob3; do
+		[ "$(field state "$(grep "^RESULT wl=$w alloc=$a " <<<"$out")")" = ok ] || bad "$w did not run on $a"
+	done
+done
+
+# SLOB's breakdown adds up.
+nbd=0
+for w in boot boot12k trace; do
+	for s in 1 2 3; do
+		res=$(grep "^RESULT wl=$w alloc=slob$s " <<<"$out")
+		[ "$(field state "$res")" = ok ] || continue
+		bd=$(grep "^BREAKDOWN wl=$w alloc=slob$s " <<<"$out")
+		[ "$(wc -l <<<"$bd")" = $((s + 1)) ] || { bad "$w on slob$s: not $((s + 1)) breakdown lines"; continue; }
+		# The statistics file of this run (Mackall's section: boot workloads only).
+		stats=
+		if [ "$w" != trace ]; then
+			suffix=""; [ "$w" = boot12k ] && suffix=", boot-like, 12k"
+			stats=$(awk -v h="-- SLOB lists=$s (" -v suf="$suffix --" \
+				'index($0, h) == 1 { on = (substr($0, length($0) - length(suf) + 1) == suf) && (suf != " --" || $0 !~ /, boot-like/); next }
+				 /^--/ { on = 0 } on' <<<"$out")
+			[ -n "$stats" ] || bad "$w on slob$s: no statistics block"
+		fi
+		sum_pages=0; sum_live=0
+		while read -r l; do
+			nbd=$((nbd + 1))
+			list=$(field list "$l"); p=$(field pages "$l"); lv=$(field live "$l"); fr=$(field free "$l")
+			parts=$((lv + $(field headers "$l") + $(field rounding "$l") + fr))
+			[ "$parts" = $((p * 4096)) ] || bad "$w slob$s $list: live+headers+rounding+free $parts != $p pages"
+			[ "$(field rounding "$l")" -lt $((p * 4096 + 1)) ] || bad "$w slob$s $list: rounding negative"
+			holes=$(($(field h0 "$l") + $(field h1 "$l") + $(field h2 "$l") + $(field h3 "$l") + $(field h4 "$l")))
+			[ "$holes" = "$fr" ] || bad "$w slob$s $list: holes $holes != free $fr"
+			if [ "$list" = full ]; then
+				[ "$fr" = 0 ] || bad "$w slob$s: full pages with $fr free bytes"
+			elif [ -n "$stats" ]; then
+				sl=$(grep "^$list list pages " <<<"$stats")
+				[ "$(awk '{print $4, $6, $10}' <<<"$sl")" = "$p $fr $(field holes "$l")" ] ||
+					bad "$w slob$s $list: breakdown $p pages $fr free $(field holes "$l") holes; statistics: '$sl'"
+			fi
+			sum_pages=$((sum_pages + p)); sum_live=$((sum_live + lv)); big=$(field big_pages "$l")
+		done <<<"$bd"
+		[ $((sum_pages + big)) = $(($(field pages_base "$res") + $(field pages_end "$res"))) ] ||
+			bad "$w slob$s: $sum_pages heap + $big big pages, but $(field pages_end "$res") slab pages held"
+		[ "$w" = trace ] || [ $((sum_live + 4096 * big)) = "$(field live_end "$res")" ] ||
+			bad "$w slob$s: breakdown live $sum_live + $big pages, replay live $(field live_end "$res")"
+	done
+done
+[ "$nbd" -ge 12 ] || bad "only $nbd SLOB breakdown lines"
+echo "SLOB breakdown: $nbd lines add up"
 exit $fail

@@ -166,6 +166,12 @@ struct slob_list_figures {
 
 /* A list's figures now; slob_lock held. */
 void slob_list_figures(unsigned int list, struct slob_list_figures *f);
+/*
+ * The sizes in bytes of @sp's free blocks in address order, the first @max
+ * of them into @bytes; returns how many there are.  slob_lock held.  For
+ * the memory benchmark's breakdown of a page (holes by size).
+ */
+int slob_page_free_blocks(struct slob_page *sp, unsigned int *bytes, int max);
 void slob_fork_prepare(void);
 void slob_fork_parent(void);
 void slob_fork_child(void);

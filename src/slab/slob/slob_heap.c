@@ -541,6 +541,21 @@ void slob_list_figures(unsigned int list, struct slob_list_figures *f)
 	}
 }
 
+/* The bytes of @sp's free blocks, in address order; slob_lock held (see slob.h). */
+int slob_page_free_blocks(struct slob_page *sp, unsigned int *bytes, int max)
+{
+	int n = 0;
+
+	for (slob_t *cur = sp->freelist; cur && n < SLOB_PAGE_UNITS; cur = slob_next(cur)) {
+		if (n < max)
+			bytes[n] = (unsigned int)slob_units(cur) * SLOB_UNIT;
+		n++;
+		if (slob_last(cur))
+			break;
+	}
+	return n;
+}
+
 /* fork(): the child has one thread; whatever another thread held is its no longer. */
 void slob_fork_prepare(void) { kmem_lock(&slob_lock); }
 void slob_fork_parent(void) { kmem_unlock(&slob_lock); }
