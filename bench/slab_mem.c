@@ -72,7 +72,7 @@ struct slob_bd {
 	unsigned long holes[BD_BINS], hole_bytes[BD_BINS];
 	unsigned long sparse_pages, sparse_free;	/* pages under BD_SPARSE live bytes */
 	unsigned long hdr_k64, hdr_k32;	/* headers + rounding with the 64-bit kernel's 8-byte header, 2.6.24-32's 4 */
-	unsigned long objs_kmalloc;	/* live kmallocs in these pages */
+	unsigned long objs, objs_kmalloc;	/* live blocks in these pages, of them kmallocs */
 	uint32_t top_kind[BD_TOP];	/* the kinds with the most live bytes here (ncache: kmalloc) */
 	unsigned long top_bytes[BD_TOP];
 };
@@ -198,6 +198,7 @@ static void slob_breakdown(const struct pt_trace *t, void *const *ptr, struct me
 		d->hdr_k64 += k64;
 		d->hdr_k32 += k32;
 		d->objs_kmalloc += nkm;
+		d->objs += b - a;
 		if (live + headers < BD_SPARSE) {
 			d->sparse_pages++;
 			d->sparse_free += freeb;
@@ -482,6 +483,15 @@ static void print_boot_wl(const struct mem_wl *m, uint64_t seed)
 	       (unsigned long long)bw->digest);
 }
 
+static unsigned long bd_holes(const struct slob_bd *d)
+{
+	unsigned long n = 0;
+
+	for (int b = 0; b < BD_BINS; b++)
+		n += d->holes[b];
+	return n;
+}
+
 /* One SLOB run's breakdown: a line per list, the sum, and what the overhead is made of. */
 static void print_breakdown(const struct mem_wl *m, const struct sa_config *cfg, const struct mem_result *r)
 {
@@ -490,15 +500,15 @@ static void print_breakdown(const struct mem_wl *m, const struct sa_config *cfg,
 	unsigned long small, big, ps, pb;
 
 	printf("%s, %s (%s):\n", m->name, cfg->label, cfg->params);
-	printf("  %-6s %6s %9s %8s %8s %9s | free by hole: %7s %7s %7s %8s %7s | %6s %8s | most live bytes\n", "list",
-	       "pages", "live", "headers", "rounding", "free", bd_bin_name[0], bd_bin_name[1], bd_bin_name[2],
+	printf("  %-6s %6s %6s %9s %8s %8s %9s %6s | free by hole: %7s %7s %7s %8s %7s | %6s %8s | most live bytes\n", "list",
+	       "pages", "blocks", "live", "headers", "rounding", "free", "holes", bd_bin_name[0], bd_bin_name[1], bd_bin_name[2],
 	       bd_bin_name[3], bd_bin_name[4], "sparse", "its free");
 	for (unsigned int l = 0; l < BD_LISTS; l++) {
 		const struct slob_bd *d = &r->bd[l];
 		if (l != BD_FULL && l >= r->slob_lists)
 			continue;
-		printf("  %-6s %6lu %9lu %8lu %8lu %9lu |               %7lu %7lu %7lu %8lu %7lu | %6lu %8lu |", r->bd_name[l],
-		       d->pages, d->live, d->headers, d->rounding, d->free, d->hole_bytes[0], d->hole_bytes[1],
+		printf("  %-6s %6lu %6lu %9lu %8lu %8lu %9lu %6lu |               %7lu %7lu %7lu %8lu %7lu | %6lu %8lu |",
+		       r->bd_name[l], d->pages, d->objs, d->live, d->headers, d->rounding, d->free, bd_holes(d), d->hole_bytes[0], d->hole_bytes[1],
 		       d->hole_bytes[2], d->hole_bytes[3], d->hole_bytes[4], d->sparse_pages, d->sparse_free);
 		for (int k = 0; k < BD_TOP && d->live; k++)
 			if (d->top_bytes[k])
@@ -512,13 +522,16 @@ static void print_breakdown(const struct mem_wl *m, const struct sa_config *cfg,
 		all.hdr_k64 += d->hdr_k64;
 		all.hdr_k32 += d->hdr_k32;
 		all.objs_kmalloc += d->objs_kmalloc;
+		all.objs += d->objs;
+		for (int b = 0; b < BD_BINS; b++)
+			all.holes[b] += d->holes[b];
 		all.sparse_pages += d->sparse_pages;
 		all.sparse_free += d->sparse_free;
 		for (int b = 0; b < BD_BINS; b++)
 			all.hole_bytes[b] += d->hole_bytes[b];
 	}
-	printf("  %-6s %6lu %9lu %8lu %8lu %9lu |               %7lu %7lu %7lu %8lu %7lu | %6lu %8lu |\n", "all",
-	       all.pages, all.live, all.headers, all.rounding, all.free, all.hole_bytes[0], all.hole_bytes[1],
+	printf("  %-6s %6lu %6lu %9lu %8lu %8lu %9lu %6lu |               %7lu %7lu %7lu %8lu %7lu | %6lu %8lu |\n", "all",
+	       all.pages, all.objs, all.live, all.headers, all.rounding, all.free, bd_holes(&all), all.hole_bytes[0], all.hole_bytes[1],
 	       all.hole_bytes[2], all.hole_bytes[3], all.hole_bytes[4], all.sparse_pages, all.sparse_free);
 	trace_live(t, &small, &big, &ps, &pb);
 	double P = (double)PAGE_BYTES;
@@ -541,10 +554,10 @@ static void print_breakdown_lines(const struct mem_wl *m, const struct sa_config
 		if (l != BD_FULL && l >= r->slob_lists)
 			continue;
 		printf("BREAKDOWN wl=%s alloc=%s list=%s pages=%lu live=%lu headers=%lu rounding=%lu free=%lu "
-		       "h0=%lu h1=%lu h2=%lu h3=%lu h4=%lu holes=%lu sparse=%lu sparse_free=%lu k64=%lu k32=%lu big_pages=%lu\n",
+		       "h0=%lu h1=%lu h2=%lu h3=%lu h4=%lu holes=%lu blocks=%lu sparse=%lu sparse_free=%lu k64=%lu k32=%lu big_pages=%lu\n",
 		       m->key, cfg->key, r->bd_name[l], d->pages, d->live, d->headers, d->rounding, d->free,
 		       d->hole_bytes[0], d->hole_bytes[1], d->hole_bytes[2], d->hole_bytes[3], d->hole_bytes[4],
-		       d->holes[0] + d->holes[1] + d->holes[2] + d->holes[3] + d->holes[4], d->sparse_pages,
+		       bd_holes(d), d->objs, d->sparse_pages,
 		       d->sparse_free, d->hdr_k64, d->hdr_k32, r->bd_big_pages);
 	}
 }
@@ -737,12 +750,19 @@ int main(int argc, char **argv)
 		printf("(patch: one list 427 / 245 = +74%%, split 259 / 244 = +6%%. Its one-list lines do not add up:\n"
 		       " 410 heap pages are 1679360 bytes, allocated 932647 + unused 185242 only 1117889 (+20%% over\n"
 		       " allocated); 561471 bytes, 137 pages, are neither. Its split lines do: 243 pages, 932079 + 62886.)\n\n");
+	}
 
-		printf("Where SLOB's pages go (heap pages at the end, by free list; bytes). A heap page's 4096 bytes\n"
-		       "are its live objects, kmalloc headers (%d bytes each), rounding (blocks to 2-byte units, kmalloc\n"
-		       "blocks to 16 bytes) and free bytes, here by the size of the hole they are in; sparse: pages\n"
-		       "under %lu live bytes, and their free bytes; full: pages off every list. Packing: the data\n"
-		       "pages' own rounding up.\n\n", SLOB_MINALIGN, BD_SPARSE);
+	/* ---- SLOB's breakdown ---- */
+	bool any_bd = false;
+	for (size_t i = 0; i < nres; i++)
+		any_bd |= res[i].state == 1 && res[i].has_bd;
+	if (any_bd) {
+		printf("== Where SLOB's pages go: heap pages at the end, by free list (bytes) ==\n\n"
+		       "A heap page's 4096 bytes are its live objects, kmalloc headers (%d bytes each), rounding\n"
+		       "(blocks to 2-byte units, kmalloc blocks to 16 bytes) and free bytes, in holes (free blocks),\n"
+		       "here by hole size; blocks: live blocks; sparse: pages under %lu live bytes, and their free\n"
+		       "bytes; full: pages off every list. Packing: the data pages' own rounding up.\n\n",
+		       SLOB_MINALIGN, BD_SPARSE);
 		for (int w = 0; w < nwl; w++)
 			for (int c = 0; c < ncfg; c++)
 				if (on[c] && is_slob(&cfgs[c]) && RES(w, c)->state == 1 && RES(w, c)->has_bd) {
