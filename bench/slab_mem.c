@@ -571,7 +571,7 @@ int main(int argc, char **argv)
 	static char extra_key[MAX_EXTRA][8], extra_label[MAX_EXTRA][64];
 	int ncfg = SA_NR_MEM_CONFIGS;
 	bool on[SA_NR_MEM_CONFIGS + MAX_EXTRA], no_boot = false, want_wl[2] = { true, true };
-	struct bw_spec specs[2] = { bw_spec_issue, bw_spec_patch };
+	struct bw_spec specs[2] = { bw_spec_boot, bw_spec_patch };
 	int opt;
 
 	memcpy(cfgs, sa_mem_configs, sizeof(sa_mem_configs));
