@@ -78,7 +78,9 @@ slab_section() {
 		echo "A boot-like workload with the patch's statistics (22,500 cache allocations, 12,100 frees,"
 		echo "10,250 kmallocs of which 5,450 stay live, a few page-sized objects; seeded, the same on every"
 		echo "allocator), SLOB's statistics file after it with one list, two (break 300) and three, beside"
-		echo "the patch's own (one list: 427 pages for 245 of data, +74%; split: 259 for 244, +6%):"
+		echo "the patch's own (one list: 427 pages for 245 of data, +74%; split: 259 for 244, +6%);"
+		echo "then the second reading of the patch's figures (boot12k: its slob line counting kmallocs too,"
+		echo "12,280 cache allocations, 932 KB live), and where SLOB's pages go (headers, rounding, holes):"
 		echo
 		echo '```'
 		sed -n '/^Boot-like workload/,/^WORKLOAD/{/^WORKLOAD/!p}' "$m"
