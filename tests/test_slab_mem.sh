@@ -23,8 +23,10 @@ BIN=${KMEM_BINARY_DIR:-$ROOT/build}/bin
 TRACE=$ROOT/bench/data/devbox-6.18-slab-cut.perf.txt.xz
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
-field() {	# field NAME LINE
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"
+field() {	# field NAME LINE (no sed: this runs hundreds of times)
+	local l=" $2 " v
+	v=${l#* "$1"=}
+	[ "$v" = "$l" ] || echo "${v%% *}"
 }
 
 args=()
@@ -118,47 +120,45 @@ for w in boot boot12k; do
 	done
 done
 
-# SLOB's breakdown adds up.
-nbd=0
-for w in boot boot12k trace; do
-	for s in 1 2 3; do
-		res=$(grep "^RESULT wl=$w alloc=slob$s " <<<"$out")
-		[ "$(field state "$res")" = ok ] || continue
-		bd=$(grep "^BREAKDOWN wl=$w alloc=slob$s " <<<"$out")
-		[ "$(wc -l <<<"$bd")" = $((s + 1)) ] || { bad "$w on slob$s: not $((s + 1)) breakdown lines"; continue; }
-		# The statistics file of this run (Mackall's section: boot workloads only).
-		stats=
-		if [ "$w" != trace ]; then
-			suffix=""; [ "$w" = boot12k ] && suffix=", boot-like, 12k"
-			stats=$(awk -v h="-- SLOB lists=$s (" -v suf="$suffix --" \
-				'index($0, h) == 1 { on = (substr($0, length($0) - length(suf) + 1) == suf) && (suf != " --" || $0 !~ /, boot-like/); next }
-				 /^--/ { on = 0 } on' <<<"$out")
-			[ -n "$stats" ] || bad "$w on slob$s: no statistics block"
-		fi
-		sum_pages=0; sum_live=0
-		while read -r l; do
-			nbd=$((nbd + 1))
-			list=$(field list "$l"); p=$(field pages "$l"); lv=$(field live "$l"); fr=$(field free "$l")
-			parts=$((lv + $(field headers "$l") + $(field rounding "$l") + fr))
-			[ "$parts" = $((p * 4096)) ] || bad "$w slob$s $list: live+headers+rounding+free $parts != $p pages"
-			[ "$(field rounding "$l")" -lt $((p * 4096 + 1)) ] || bad "$w slob$s $list: rounding negative"
-			holes=$(($(field h0 "$l") + $(field h1 "$l") + $(field h2 "$l") + $(field h3 "$l") + $(field h4 "$l")))
-			[ "$holes" = "$fr" ] || bad "$w slob$s $list: holes $holes != free $fr"
-			if [ "$list" = full ]; then
-				[ "$fr" = 0 ] || bad "$w slob$s: full pages with $fr free bytes"
-			elif [ -n "$stats" ]; then
-				sl=$(grep "^$list list pages " <<<"$stats")
-				[ "$(awk '{print $4, $6, $10}' <<<"$sl")" = "$p $fr $(field holes "$l")" ] ||
-					bad "$w slob$s $list: breakdown $p pages $fr free $(field holes "$l") holes; statistics: '$sl'"
-			fi
-			sum_pages=$((sum_pages + p)); sum_live=$((sum_live + lv)); big=$(field big_pages "$l")
-		done <<<"$bd"
-		[ $((sum_pages + big)) = $(($(field pages_base "$res") + $(field pages_end "$res"))) ] ||
-			bad "$w slob$s: $sum_pages heap + $big big pages, but $(field pages_end "$res") slab pages held"
-		[ "$w" = trace ] || [ $((sum_live + 4096 * big)) = "$(field live_end "$res")" ] ||
-			bad "$w slob$s: breakdown live $sum_live + $big pages, replay live $(field live_end "$res")"
-	done
-done
-[ "$nbd" -ge 12 ] || bad "only $nbd SLOB breakdown lines"
+# SLOB's breakdown adds up (one awk pass: the statistics blocks of Mackall's
+# section, then the BREAKDOWN and RESULT lines).
+bdcheck=$(awk '
+function f(k,   i, n, kv) {
+	n = split($0, kv, " ")
+	for (i = 1; i <= n; i++) if (index(kv[i], k "=") == 1) return substr(kv[i], length(k) + 2)
+	return ""
+}
+/^-- SLOB lists=[123] \(slab=slob slob\.lists=[123][^)]*\)( --|, boot-like, 12k --)$/ {
+	cur = ($0 ~ /12k --$/ ? "boot12k" : "boot") " slob" substr($0, 15, 1); next
+}
+/^--/ || /^$/ { cur = ""; next }
+cur != "" && / list pages / { st[cur " " $1] = $4 " " $6 " " $10; next }
+/^RESULT / { res[f("wl") " " f("alloc")] = f("pages_base") + f("pages_end") " " f("live_end"); next }
+/^BREAKDOWN / {
+	k = f("wl") " " f("alloc"); n[k]++; nbd++
+	p = f("pages"); fr = f("free"); l = f("list")
+	if (f("live") + f("headers") + f("rounding") + fr != p * 4096) print "FAIL: " k " " l ": live+headers+rounding+free != " p " pages"
+	if (f("rounding") + 0 > p * 4096) print "FAIL: " k " " l ": rounding negative"
+	if (f("h0") + f("h1") + f("h2") + f("h3") + f("h4") != fr) print "FAIL: " k " " l ": holes by size do not add up to " fr
+	if (l == "full" && fr != 0) print "FAIL: " k ": full pages with " fr " free bytes"
+	if (l != "full" && f("wl") != "trace") {
+		if (!((k " " l) in st)) print "FAIL: " k " " l ": no statistics line"
+		else if (st[k " " l] != p " " fr " " f("holes")) print "FAIL: " k " " l ": breakdown " p " " fr " " f("holes") ", statistics " st[k " " l]
+	}
+	pages[k] += p; live[k] += f("live"); big[k] = f("big_pages")
+}
+END {
+	for (k in n) {
+		split(res[k], r, " ")
+		if (pages[k] + big[k] != r[1]) print "FAIL: " k ": " pages[k] " heap + " big[k] " big pages, " r[1] " slab pages held"
+		if (k !~ /^trace/ && live[k] + 4096 * big[k] != r[2]) print "FAIL: " k ": breakdown live " live[k] " + " big[k] " pages, replay live " r[2]
+		split(k, kk, " "); want = substr(kk[2], 5) + 1
+		if (n[k] != want) print "FAIL: " k ": " n[k] " breakdown lines, not " want
+	}
+	print "nbd " nbd + 0
+}' <<<"$out")
+grep '^FAIL' <<<"$bdcheck" && fail=1
+nbd=$(sed -n 's/^nbd //p' <<<"$bdcheck")
+[ "$nbd" -ge 27 ] || bad "only $nbd SLOB breakdown lines (3 workloads x 3 settings)"
 echo "SLOB breakdown: $nbd lines add up"
 exit $fail
