@@ -24,8 +24,9 @@
  * workload comes from a seeded PRNG and the counts do not depend on time.
  *
  *   bench_slab_mem [-s SEED] [-a slub,slab,slob1,slob2,slob3] [-w boot,boot12k] [-x PARAMS]...
- *                  [-t TRACE[.xz]] [-E EVENTS] [-W]
+ *                  [-L LIFE] [-H 8|4] [-t TRACE[.xz]] [-E EVENTS] [-W]
  *     -w  the boot-like workloads (default both); -x  one more configuration (a slab= line)
+ *     -L  the freed kmallocs' mean life; -H  SLOB's kmallocs with the kernel's smaller header
  *     -t  also replay this perf script trace; -E  only its first EVENTS slab events
  *     -W  skip the boot-like workloads (the trace only)
  */
@@ -109,6 +110,40 @@ struct job {
 	const char *base;
 };
 
+/*
+ * -H 8 or 4: on SLOB, each kmalloc of the replay made as the kernel's SLOB
+ * made it with a header of that many bytes (8: x86-64, ARCH_KMALLOC_MINALIGN
+ * 8, power-of-two sizes aligned to their size; 4: 2.6.24 on x86-32, where the
+ * split-lists patch was measured): a heap block of size + header bytes in
+ * 2-byte units from kmem's SLOB heap (slob_alloc/slob_free, the same lists
+ * and pages), the payload behind the header.  kmem's own kmalloc keeps its
+ * 16-byte header (malloc's alignment); this only measures what a smaller
+ * one would do.  0: kmalloc itself.
+ */
+static unsigned int kernel_hdr;
+
+static bool hk_path(uint32_t size)
+{
+	return kernel_hdr && slab_allocator == SLAB_ALLOCATOR_SLOB && size + kernel_hdr < PAGE_BYTES - SLOB_MINALIGN;
+}
+
+static void *hk_alloc(uint32_t size)
+{
+	size_t align = kernel_hdr;
+	char *b;
+
+	if (kernel_hdr == 8 && size > 8 && !(size & (size - 1)))
+		align = size;
+	b = slob_alloc(size + kernel_hdr, GFP_KERNEL, align, kernel_hdr);
+	return b ? b + kernel_hdr : NULL;
+}
+
+static void hk_free(void *p, uint32_t size)
+{
+	if (slob_free((char *)p - kernel_hdr, size + kernel_hdr))
+		fprintf(stderr, "bench_slab_mem: slob_free of a %u-byte block refused\n", size);
+}
+
 static double cpu_ms(void)
 {
 	struct timespec ts;
@@ -157,7 +192,7 @@ static void slob_breakdown(const struct pt_trace *t, void *const *ptr, struct me
 		if (!ptr[i])
 			continue;
 		bool km = t->obj[i].cache == PT_KMALLOC;
-		char *block = (char *)ptr[i] - (km ? SLOB_MINALIGN : 0);
+		char *block = (char *)ptr[i] - (!km ? 0 : hk_path(t->obj[i].size) ? kernel_hdr : SLOB_MINALIGN);
 		struct slob_page *sp = page_slob(__virt_to_page(block));
 		if (sp->kind != SLOB_PAGE_HEAP) {
 			r->bd_big_pages += (t->obj[i].size + PAGE_BYTES - 1) / PAGE_BYTES;
@@ -177,7 +212,7 @@ static void slob_breakdown(const struct pt_trace *t, void *const *ptr, struct me
 			const struct pt_obj *o = &t->obj[e[b].obj];
 			bool km = o->cache == PT_KMALLOC;
 			live += o->size;
-			headers += km ? SLOB_MINALIGN : 0;
+			headers += !km ? 0 : hk_path(o->size) ? kernel_hdr : SLOB_MINALIGN;
 			nkm += km;
 			k64 += k_block(o->size, km ? 8 : 0) - o->size;
 			k32 += k_block(o->size, km ? 4 : 0) - o->size;
@@ -267,7 +302,9 @@ static void replay(void *arg)
 		if (op->is_free) {
 			if (!*slot)
 				continue;	/* its allocation failed */
-			if (o->cache == PT_KMALLOC)
+			if (o->cache == PT_KMALLOC && hk_path(o->size))
+				hk_free(*slot, o->size);
+			else if (o->cache == PT_KMALLOC)
 				kfree(*slot);
 			else
 				kmem_cache_free(cache[o->cache], *slot);
@@ -276,8 +313,9 @@ static void replay(void *arg)
 			r->frees++;
 			continue;
 		}
-		void *p = o->cache == PT_KMALLOC ? kmalloc(o->size, GFP_KERNEL)
-						 : kmem_cache_alloc(cache[o->cache], GFP_KERNEL);
+		void *p = o->cache != PT_KMALLOC ? kmem_cache_alloc(cache[o->cache], GFP_KERNEL)
+			  : hk_path(o->size)	  ? hk_alloc(o->size)
+						  : kmalloc(o->size, GFP_KERNEL);
 		r->allocs++;
 		if (!p) {
 			r->failed++;
@@ -423,7 +461,7 @@ static bool slob_total_used(const char *s, long *total, long *used)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_slab_mem [-s SEED] [-a LIST] [-w LIST] [-x PARAMS]... [-L LIFE] [-t TRACE] [-E EVENTS] [-W]\n"
+		"usage: bench_slab_mem [-s SEED] [-a LIST] [-w LIST] [-x PARAMS]... [-L LIFE] [-H 8|4] [-t TRACE] [-E EVENTS] [-W]\n"
 		"  -s SEED    the boot-like workloads' PRNG seed (default 2008)\n"
 		"  -a LIST    allocators, of slub,slab,slob1,slob2,slob3 (default all)\n"
 		"  -w LIST    boot-like workloads, of boot (22,500 cache allocations, the default reading),\n"
@@ -431,6 +469,8 @@ static void usage(void)
 		"  -x PARAMS  one more configuration, a slab= line (e.g. \"slab=slob slob.lists=2 slob.break=200\");\n"
 		"             up to %d\n"
 		"  -L LIFE    the freed kmallocs' mean life in allocations (default 300)\n"
+		"  -H 8|4     on SLOB, replay kmallocs as the kernel's SLOB laid them out with an 8-byte\n"
+		"             (x86-64) or 4-byte (2.6.24 x86-32) header, as heap blocks (not kmem's kmalloc)\n"
 		"  -t TRACE   also replay a perf script trace of kmem:* slab events (.xz read with xz -dc)\n"
 		"  -E EVENTS  only the trace's first EVENTS slab events\n"
 		"  -W         no boot-like workload (the trace only)\n", MAX_EXTRA);
@@ -499,7 +539,8 @@ static void print_breakdown(const struct mem_wl *m, const struct sa_config *cfg,
 	struct slob_bd all = { 0 };
 	unsigned long small, big, ps, pb;
 
-	printf("%s, %s (%s):\n", m->name, cfg->label, cfg->params);
+	printf("%s, %s (%s)%s:\n", m->name, cfg->label, cfg->params,
+	       kernel_hdr == 8 ? ", kmallocs with an 8-byte header (-H 8)" : kernel_hdr == 4 ? ", kmallocs with a 4-byte header (-H 4)" : "");
 	printf("  %-6s %6s %6s %9s %8s %8s %9s %6s | free by hole: %7s %7s %7s %8s %7s | %6s %8s | most live bytes\n", "list",
 	       "pages", "blocks", "live", "headers", "rounding", "free", "holes", bd_bin_name[0], bd_bin_name[1], bd_bin_name[2],
 	       bd_bin_name[3], bd_bin_name[4], "sparse", "its free");
@@ -577,8 +618,13 @@ int main(int argc, char **argv)
 	memcpy(cfgs, sa_mem_configs, sizeof(sa_mem_configs));
 	for (int i = 0; i < SA_NR_MEM_CONFIGS + MAX_EXTRA; i++)
 		on[i] = true;
-	while ((opt = getopt(argc, argv, "s:a:w:x:L:t:E:Wh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:a:w:x:L:H:t:E:Wh")) != -1) {
 		switch (opt) {
+		case 'H':
+			kernel_hdr = (unsigned int)strtoul(optarg, NULL, 0);
+			if (kernel_hdr != 4 && kernel_hdr != 8)
+				usage();
+			break;
 		case 'L':
 			specs[0].kmalloc_life = specs[1].kmalloc_life = (unsigned int)strtoul(optarg, NULL, 0);
 			if (!specs[0].kmalloc_life)
@@ -672,6 +718,10 @@ int main(int argc, char **argv)
 	printf("bench_slab_mem: the slab allocators' memory on one workload (SLOB split free lists,\n"
 	       "Mackall 2008, and Enberg's measurement in its thread). Each allocator boots in its own\n"
 	       "process (kmem_init(\"%s <slab= line>\")); n/a: that boot was refused.\n\n", BASE_CMDLINE);
+	if (kernel_hdr)
+		printf("-H %u: on SLOB, kmallocs below a page are replayed as the kernel's SLOB laid them out with a\n"
+		       "%u-byte header: heap blocks of size + %u bytes (slob_alloc), not kmem's kmalloc (16 bytes);\n"
+		       "SLOB's kmallocs line counts none of them, its slob line all.\n\n", kernel_hdr, kernel_hdr, kernel_hdr);
 	for (int w = 0; w < nboot; w++)
 		print_boot_wl(&wls[w], seed);
 	if (trace) {
@@ -699,8 +749,9 @@ int main(int argc, char **argv)
 				if (!on[c] || !is_slob(&cfgs[c]))
 					continue;
 				const struct mem_result *r = RES(w, c);
-				printf("-- %s (%s)%s%s --\n", cfgs[c].label, cfgs[c].params, w ? ", " : "",
-				       w ? wls[w].name : "");
+				bool first = !strcmp(wls[w].key, "boot");
+				printf("-- %s (%s)%s%s --\n", cfgs[c].label, cfgs[c].params, first ? "" : ", ",
+				       first ? "" : wls[w].name);
 				if (r->state == -1)
 					printf("n/a (does not boot in this build)\n\n");
 				else if (r->state != 1)

@@ -122,7 +122,8 @@ done
 
 # SLOB's breakdown adds up (one awk pass: the statistics blocks of Mackall's
 # section, then the BREAKDOWN and RESULT lines).
-bdcheck=$(awk '
+check_bd() {	# check_bd < OUTPUT: FAIL lines, then "nbd N"
+awk '
 function f(k,   i, n, kv) {
 	n = split($0, kv, " ")
 	for (i = 1; i <= n; i++) if (index(kv[i], k "=") == 1) return substr(kv[i], length(k) + 2)
@@ -156,9 +157,28 @@ END {
 		if (n[k] != want) print "FAIL: " k ": " n[k] " breakdown lines, not " want
 	}
 	print "nbd " nbd + 0
-}' <<<"$out")
+}'
+}
+bdcheck=$(check_bd <<<"$out")
 grep '^FAIL' <<<"$bdcheck" && fail=1
 nbd=$(sed -n 's/^nbd //p' <<<"$bdcheck")
 [ "$nbd" -ge 27 ] || bad "only $nbd SLOB breakdown lines (3 workloads x 3 settings)"
+
+# -H 4 and -H 8: kmallocs as the kernel's SLOB laid them out (smaller headers) on the
+# same heap: all replayed, the breakdown adds up, and the pages held are fewer.
+for h in 4 8; do
+	outh=$("$BIN/bench_slab_mem" -a slob3 -w boot12k -H $h 2>/dev/null) || bad "-H $h exited with $?"
+	r=$(grep '^RESULT wl=boot12k alloc=slob3 ' <<<"$outh")
+	read -r allocs frees lb pb <<<"$(declared "$wl2")"
+	[ "$(field allocs "$r")" = "$allocs" ] && [ "$(field frees "$r")" = "$frees" ] && [ "$(field failed "$r")" = 0 ] ||
+		bad "-H $h: not all replayed: $r"
+	grep '^FAIL' <<<"$(check_bd <<<"$outh")" && fail=1
+	hdr=$(grep '^BREAKDOWN wl=boot12k alloc=slob3 list=small ' <<<"$outh")
+	[ "$(field headers "$hdr")" -gt 0 ] && [ $(( $(field headers "$hdr") % h )) = 0 ] || bad "-H $h: headers $(field headers "$hdr")"
+	r16=$(grep '^RESULT wl=boot12k alloc=slob3 ' <<<"$out")
+	[ "$(field pages_end "$r")" -lt "$(field pages_end "$r16")" ] ||
+		bad "-H $h: $(field pages_end "$r") pages, not fewer than the 16-byte header's $(field pages_end "$r16")"
+	echo "-H $h: boot12k on slob3 holds $(field pages_end "$r") slab pages (16-byte header: $(field pages_end "$r16"))"
+done
 echo "SLOB breakdown: $nbd lines add up"
 exit $fail
