@@ -26,7 +26,8 @@
  *   bench_slab_mem [-s SEED] [-a slub,slab,slob1,slob2,slob3] [-w boot,boot12k] [-x PARAMS]...
  *                  [-L LIFE] [-H 8|4] [-t TRACE[.xz]] [-E EVENTS] [-W]
  *     -w  the boot-like workloads (default both); -x  one more configuration (a slab= line)
- *     -L  the freed kmallocs' mean life; -H  SLOB's kmallocs with the kernel's smaller header
+ *     -L  the freed kmallocs' mean life; -K  their sizes as a real kernel's;
+ *     -H  SLOB's kmallocs with the kernel's smaller header
  *     -t  also replay this perf script trace; -E  only its first EVENTS slab events
  *     -W  skip the boot-like workloads (the trace only)
  */
@@ -461,7 +462,7 @@ static bool slob_total_used(const char *s, long *total, long *used)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_slab_mem [-s SEED] [-a LIST] [-w LIST] [-x PARAMS]... [-L LIFE] [-H 8|4] [-t TRACE] [-E EVENTS] [-W]\n"
+		"usage: bench_slab_mem [-s SEED] [-a LIST] [-w LIST] [-x PARAMS]... [-L LIFE] [-K] [-H 8|4] [-t TRACE] [-E EVENTS] [-W]\n"
 		"  -s SEED    the boot-like workloads' PRNG seed (default 2008)\n"
 		"  -a LIST    allocators, of slub,slab,slob1,slob2,slob3 (default all)\n"
 		"  -w LIST    boot-like workloads, of boot (22,500 cache allocations, the default reading),\n"
@@ -469,6 +470,8 @@ static void usage(void)
 		"  -x PARAMS  one more configuration, a slab= line (e.g. \"slab=slob slob.lists=2 slob.break=200\");\n"
 		"             up to %d\n"
 		"  -L LIFE    the freed kmallocs' mean life in allocations (default 300)\n"
+		"  -K         the temporary kmallocs of 257 bytes to 2 KiB in the 10 sizes a real kernel's are\n"
+		"             (the Linux 6.18 capture's), not uniform over the range\n"
 		"  -H 8|4     on SLOB, replay kmallocs as the kernel's SLOB laid them out with an 8-byte\n"
 		"             (x86-64) or 4-byte (2.6.24 x86-32) header, as heap blocks (not kmem's kmalloc)\n"
 		"  -t TRACE   also replay a perf script trace of kmem:* slab events (.xz read with xz -dc)\n"
@@ -502,14 +505,15 @@ static void print_boot_wl(const struct mem_wl *m, uint64_t seed)
 
 	printf("Boot-like workload%s (seed %llu): %lu cache allocations, %lu frees, %lu live "
 	       "(%lu bytes, %.1f on average);\n"
-	       "  %lu kmallocs, %lu freed (a mean of %u allocations later), %lu live (%lu bytes); %.2f MB requested, %.1f bytes on average;\n"
+	       "  %lu kmallocs, %lu freed (a mean of %u allocations later%s), %lu live (%lu bytes); %.2f MB requested, %.1f bytes on average;\n"
 	       "  %lu page-sized objects (%u bytes, %s), %lu live.\n"
 	       "  Live at the end: %lu bytes below a page (%.0f%% in objects over 300 bytes) + %lu pages = %lu data "
 	       "pages; peak live %lu bytes.\n",
 	       strcmp(m->key, "boot") ? ", second reading (the patch's slob line counts kmallocs too)" : "",
 	       (unsigned long long)seed, bw->cache_allocs, bw->cache_frees, bw->cache_live, bw->cache_live_bytes,
 	       (double)bw->cache_live_bytes / (double)bw->cache_live, bw->kmallocs, bw->kmalloc_frees,
-	       bw->spec->kmalloc_life, bw->kmalloc_live, bw->kmalloc_live_bytes, bw->kmalloc_bytes / 1e6,
+	       bw->spec->kmalloc_life, bw->spec->temp_mix == bw_temp_mix_trace ? "; sizes as a real kernel's, -K" : "",
+	       bw->kmalloc_live, bw->kmalloc_live_bytes, bw->kmalloc_bytes / 1e6,
 	       (double)bw->kmalloc_bytes / (double)bw->kmallocs, bw->big_allocs, BW_BIG_SIZE, BW_BIG_NAME,
 	       bw->big_live, bw->live_small_bytes, 100.0 * (double)bw->live_over300 / (double)bw->live_small_bytes,
 	       bw->big_live, data_pages(bw->live_small_bytes, bw->big_live), bw->peak_live_bytes);
@@ -618,8 +622,11 @@ int main(int argc, char **argv)
 	memcpy(cfgs, sa_mem_configs, sizeof(sa_mem_configs));
 	for (int i = 0; i < SA_NR_MEM_CONFIGS + MAX_EXTRA; i++)
 		on[i] = true;
-	while ((opt = getopt(argc, argv, "s:a:w:x:L:H:t:E:Wh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:a:w:x:L:H:Kt:E:Wh")) != -1) {
 		switch (opt) {
+		case 'K':
+			specs[0].temp_mix = specs[1].temp_mix = bw_temp_mix_trace;
+			break;
 		case 'H':
 			kernel_hdr = (unsigned int)strtoul(optarg, NULL, 0);
 			if (kernel_hdr != 4 && kernel_hdr != 8)

@@ -164,6 +164,16 @@ grep '^FAIL' <<<"$bdcheck" && fail=1
 nbd=$(sed -n 's/^nbd //p' <<<"$bdcheck")
 [ "$nbd" -ge 27 ] || bad "only $nbd SLOB breakdown lines (3 workloads x 3 settings)"
 
+# -K: the temporary kmallocs in a real kernel's sizes; the same counts, all replayed.
+outk=$("$BIN/bench_slab_mem" -a slob1 -w boot -K 2>/dev/null) || bad "-K exited with $?"
+wlk=$(grep '^WORKLOAD wl=boot ' <<<"$outk"); rk=$(grep '^RESULT wl=boot alloc=slob1 ' <<<"$outk")
+read -r allocs frees lb pb <<<"$(declared "$wlk")"
+[ "$(field kmallocs "$wlk")" = 10250 ] && [ "$(field kmalloc_live "$wlk")" = 5450 ] &&
+	[ "$(field digest "$wlk")" != "$(field digest "$wl")" ] || bad "-K: not the same counts in other sizes: $wlk"
+[ "$(field allocs "$rk")" = "$allocs" ] && [ "$(field frees "$rk")" = "$frees" ] && [ "$(field live_end "$rk")" = "$lb" ] ||
+	bad "-K: not all replayed: $rk"
+grep -q "sizes as a real kernel's" <<<"$outk" || bad "-K: the workload line does not say so"
+
 # -H 4 and -H 8: kmallocs as the kernel's SLOB laid them out (smaller headers) on the
 # same heap: all replayed, the breakdown adds up, and the pages held are fewer.
 for h in 4 8; do
