@@ -613,7 +613,7 @@ int main(int argc, char **argv)
 	const char *trace = NULL;
 	unsigned long max_events = 0;
 	struct sa_config cfgs[SA_NR_MEM_CONFIGS + MAX_EXTRA];
-	static char extra_key[MAX_EXTRA][8], extra_label[MAX_EXTRA][64];
+	static char extra_key[MAX_EXTRA][16], extra_label[MAX_EXTRA][64];
 	int ncfg = SA_NR_MEM_CONFIGS;
 	bool on[SA_NR_MEM_CONFIGS + MAX_EXTRA], no_boot = false, want_wl[2] = { true, true };
 	struct bw_spec specs[2] = { bw_spec_boot, bw_spec_patch };
