@@ -377,7 +377,8 @@ int slub_init(void)
 	 * one).  The low byte fixed: a program that writes only a block's
 	 * first byte (a flag, an empty string) always changes the word, where
 	 * a random low byte would match the byte written once in 128 runs,
-	 * and every free of that run would take the slow path.
+	 * and every free of that run would take the slow path.  A free's
+	 * look compares that byte first (slub.h: slub_free_keyed()).
 	 */
 	slub_free_key = (os_now_ns() * 0x9E3779B97F4A7C15ull) ^ ((uintptr_t)&slub_key << 12) ^
 			((uintptr_t)os_getpid() << 32);
