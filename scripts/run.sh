@@ -3,7 +3,7 @@
 # scripts/report/run_report.sh, which runs the kernel patches' experiments, the
 # page-allocator demo (build/bin/kmem-run) and kmem beside glibc, jemalloc,
 # mimalloc and tcmalloc, and writes report/README.md with its plots.
-# Takes about 5-7 minutes on 2 cores.
+# Took 51 minutes on a shared 2-core host (load average 8-25).
 #
 #   ARGS starting with "--" go to run_report.sh (e.g. ARGS=--quick, a
 #   one-minute smoke run); any other ARGS are kmem-run's boot command line

@@ -25,7 +25,8 @@
 #      on the kernel's own slab and page traffic;
 #   4. scripts/report/render.sh: report/README.md and the PNG plots.
 #
-# Raw output goes to report/raw/.  Takes about 7 minutes on 2 cores.
+# Raw output goes to report/raw/.  Took 51 minutes on a shared 2-core host
+# (load average 8-25).
 #
 #   scripts/report/run_report.sh [--quick]
 #     --quick              1 round at scale 0.2 (a smoke test, ~1 minute)
