@@ -149,19 +149,14 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 
 	if (!cur)
 		return NULL;
-	slob_t *end = slob_end(cur);
-	for (;; prev = cur, cur = slob_next(cur)) {
+	slob_t *end = slob_end(cur), *after;
+	for (;; prev = cur, cur = after) {
 		int avail = slob_units(cur);
 		int delta = 0;
 		slob_t *aligned = cur;
-		slob_t *after = slob_next(cur);
 
 		(*scans)++;
-		/* Address-ordered and disjoint, or overwritten: never split or loop over a broken block. */
-		if (unlikely(after <= cur) || unlikely(after > end) || unlikely(cur + avail > after)) {
-			slob_page_give_up(sp, cur);
-			return NULL;
-		}
+		after = slob_next(cur);
 		if (align > SLOB_UNIT) {
 			aligned = (slob_t *)((((uintptr_t)cur + align_offset + align - 1) & ~(uintptr_t)(align - 1)) -
 					     align_offset);
@@ -169,6 +164,12 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 		}
 		if (avail >= units + delta) {
 			slob_t *next;
+
+			/* Its size reaches past the next free block: overwritten, never split. */
+			if (unlikely(cur + avail > after)) {
+				slob_page_give_up(sp, cur);
+				return NULL;
+			}
 
 			if (delta) {
 				/* Leave the alignment fragment in front as a free block of its own. */
@@ -198,8 +199,16 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 				sp->freelist = NULL;
 			return cur;
 		}
-		if (after == end)
+		/*
+		 * The next free block lies above this one and in the page, or a
+		 * program wrote over this one: the walk must not loop or leave
+		 * the page.
+		 */
+		if (unlikely(after >= end) || unlikely(after <= cur)) {
+			if (after != end)
+				slob_page_give_up(sp, cur);
 			return NULL;
+		}
 	}
 }
 
@@ -251,20 +260,19 @@ int slob_page_free(struct slob_page *sp, void *block, size_t size)
 		return -EALREADY;
 	if (next < end && b + units > next)
 		return -EINVAL;
-	/* The block above, which a merge takes in: checked as the walk checked those below. */
-	if (next < end && (slob_next(next) <= next || slob_next(next) > end ||
-			   next + slob_units(next) > slob_next(next)))
-		return -EFAULT;
 	if (sp->units + units > SLOB_PAGE_UNITS)
 		return -EFAULT;
 
-	sp->units += units;
 	total = units;
 	after = next;
 	if (next < end && b + units == next) {
 		total += slob_units(next);
 		after = slob_next(next);
+		/* The block taken in: checked as the walk checked those below it. */
+		if (unlikely(after <= next) || unlikely(after > end) || unlikely(next + slob_units(next) > after))
+			return -EFAULT;
 	}
+	sp->units += units;
 	if (prev && prev + slob_units(prev) == b) {
 		set_slob(prev, slob_units(prev) + total, after);
 	} else {
