@@ -755,10 +755,22 @@ KTEST(size_classes)
 	/*
 	 * The rule, for every size in 16-byte steps: no class of
 	 * the size or larger costs less slab per object than the one malloc
-	 * uses, and none as little is larger.  Past 8 KiB, a size without a
+	 * uses, and none as little is larger (smaller, with red zones).  Past 8 KiB, a size without a
 	 * class is a buddy block, and a class must cost less than the pages
 	 * of the block the size covers.
 	 */
+	/*
+	 * With red zones (slab_debug with Z, or bare slab_debug: every flag)
+	 * of equals the smallest, so that the red zone follows the block.
+	 */
+	const char *cl = getenv("KMEM_CMDLINE"), *dbg = cl ? strstr(cl, "slab_debug") : NULL;
+	bool redzoned = false;
+	if (dbg) {
+		dbg += strlen("slab_debug");
+		redzoned = *dbg != '=';
+		for (dbg += *dbg == '='; *dbg && *dbg != ' ' && *dbg != ','; dbg++)
+			redzoned |= *dbg == 'Z' || *dbg == 'z';
+	}
 	for (size_t n = 16; n <= 16384; n += 16) {
 		void *p = k_malloc(n);
 		KT_ASSERT(p != NULL);
@@ -785,8 +797,8 @@ KTEST(size_classes)
 		for (size_t c = n; c <= 16384; c += 16) {
 			if (c == u || !class_slabinfo_cost(buf, c, &cp, &co))
 				continue;
-			/* cp/co < up/uo, or equal and larger */
-			if (cp * uo < up * co || (cp * uo == up * co && c > u)) {
+			/* cp/co < up/uo, or equal and larger (smaller with red zones) */
+			if (cp * uo < up * co || (cp * uo == up * co && (redzoned ? c < u : c > u))) {
 				KT_FAIL("malloc(%zu) uses class %zu (%lu pages / %lu objects), but class %zu "
 					"costs %lu pages / %lu objects", n, u, up, uo, c, cp, co);
 				return;

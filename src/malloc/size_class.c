@@ -5,6 +5,7 @@
 #include "core/cmdline.h"
 #include "malloc/size_class.h"
 #include "slab/fastpath.h"
+#include "slab/slab_common.h"
 #include "platform/os.h"
 
 struct kmem_cache *malloc_class[MALLOC_NR_CLASS_ENTRIES];
@@ -145,6 +146,8 @@ static bool class_cost(unsigned int cls, unsigned long *bytes, unsigned long *ob
 #define NR_CANDIDATES	80	/* 48 to 4 KiB, 24 past it: 72, with room */
 static unsigned int candidate[NR_CANDIDATES];
 static unsigned long cand_bytes[NR_CANDIDATES], cand_objs[NR_CANDIDATES];
+/* Red-zoned (slab_debug=Z): of equals the smallest, so that the red zone follows the block. */
+static bool cand_rz[NR_CANDIDATES];
 static int nr_candidates;
 
 static void candidates_init(void)
@@ -157,6 +160,9 @@ static void candidates_init(void)
 		if (nr_candidates == NR_CANDIDATES)
 			break;
 		candidate[nr_candidates] = cls;
+		char name[32];
+		snprintf(name, sizeof(name), "malloc-%u", cls);
+		cand_rz[nr_candidates] = kmem_cache_flags(SLAB_NO_MERGE | SLAB_KMALLOC, name) & SLAB_RED_ZONE;
 		if (!class_cost(cls, &cand_bytes[nr_candidates], &cand_objs[nr_candidates]))
 			cand_objs[nr_candidates] = 0;
 		nr_candidates++;
@@ -178,8 +184,8 @@ static unsigned int best_class(unsigned int size)
 	for (int j = 0; j < nr_candidates; j++) {
 		if (candidate[j] < size || !cand_objs[j])
 			continue;
-		/* bytes/objs <= best's, cross-multiplied */
-		if (best < 0 || cand_bytes[j] * cand_objs[best] <= cand_bytes[best] * cand_objs[j])
+		/* bytes/objs <= best's, cross-multiplied; < when red-zoned */
+		if (best < 0 || cand_bytes[j] * cand_objs[best] + cand_rz[j] <= cand_bytes[best] * cand_objs[j])
 			best = j;
 	}
 	if (size > KMALLOC_MAX_CACHE_SIZE &&

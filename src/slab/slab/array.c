@@ -335,6 +335,37 @@ static void cache_free_slow(struct kmem_cache *s, void *x)
 	ac->entry[ac->avail++] = x;
 }
 
+uintptr_t slab_bk_free_key = 1;
+
+/*
+ * A free found the free key in @x (slab_priv.h): is @x free already?  In
+ * this thread's array (at most its limit, 120 entries for small objects),
+ * the node's shared array and @x's slab's index array (under the node's
+ * lock): everywhere a free object can be but other threads' arrays.
+ */
+bool slab_bk_object_is_free(struct kmem_cache *s, struct array_cache *ac, struct page *head, void *x)
+{
+	struct slab_cache *c = SLABC(s);
+	struct slab_node *n = &c->node;
+	bool found = false;
+
+	if (ac)
+		for (unsigned int i = 0; i < ac->avail; i++)
+			if (ac->entry[i] == x)
+				return true;
+	kmem_lock(&n->list_lock);
+	if (n->shared)
+		for (unsigned int i = 0; i < n->shared->avail && !found; i++)
+			found = n->shared->entry[i] == x;
+	if (!found) {
+		struct slab_desc *d = page_desc(head);
+
+		found = slab_idx_free(c, d, obj_to_index(c, d, (char *)x - c->obj_offset));
+	}
+	kmem_unlock(&n->list_lock);
+	return found;
+}
+
 /* The free with every check, statistics and debugging. */
 static __attribute__((noinline)) void slab_free_slow(struct kmem_cache *s, struct page *head, void *x,
 						     unsigned long caller)
@@ -349,6 +380,14 @@ static __attribute__((noinline)) void slab_free_slow(struct kmem_cache *s, struc
 			slab_bk_double_free(s, x);
 			return;
 		}
+	}
+	/* The free key (slab_priv.h): found, then looked for among the free objects. */
+	if (!(c->free_slow & (SLAB_SLOW_NOKEY | SLAB_DEBUG_FLAGS))) {
+		if (unlikely(*(uintptr_t *)x == s->free_key) && slab_bk_object_is_free(s, ac, head, x)) {
+			slab_bk_double_free(s, x);
+			return;
+		}
+		*(uintptr_t *)x = s->free_key;
 	}
 	if (unlikely(c->dbg) && !slab_debug_free(s, (char *)x - c->obj_offset, caller))
 		return;

@@ -6,6 +6,7 @@
 #include <errno.h>
 
 #include "core/cmdline.h"
+#include "platform/os.h"
 #include "slab/slab/slab_priv.h"
 
 /* ---- boot parameters ------------------------------------------------------ */
@@ -106,6 +107,11 @@ static int slab_cache_create(struct kmem_cache *s)
 
 	c->dbg = g.flags & SLAB_DEBUG_FLAGS;
 	c->slow = c->dbg | (slab_bk_stats ? SLAB_SLOW_STATS : 0);
+	c->free_slow = c->slow;
+	if (s->ctor || (s->flags & SLAB_TYPESAFE_BY_RCU) || g.size < sizeof(uintptr_t))
+		c->free_slow |= SLAB_SLOW_NOKEY;
+	s->free_key = slab_bk_free_key;
+	s->free_key_off = 0;
 	c->span = (uintptr_t)g.num * g.size;
 	c->num = g.num;
 	c->gfporder = g.order;
@@ -253,6 +259,10 @@ static int slab_init(void)
 									: (unsigned int)slab_max_order_param;
 	else	/* SLAB_MAX_ORDER_HI on machines with more than 32 MiB */
 		slab_max_order_eff = mm_model.spanned_pages > (32UL << 20) >> PAGE_SHIFT ? 1 : 0;
+	/* Odd and with a fixed low byte, as SLUB's (slub_init()). */
+	slab_bk_free_key = (os_now_ns() * 0x9E3779B97F4A7C15ull) ^ ((uintptr_t)&slab_bk_free_key << 12) ^
+			   ((uintptr_t)os_getpid() << 32);
+	slab_bk_free_key = (slab_bk_free_key & ~(uintptr_t)0xff) | 0xa5;
 	/* The statistics columns only when counted (the kernel's CONFIG_DEBUG_SLAB). */
 	if (!slab_bk_stats)
 		slab_ops.slabinfo_show_stats = NULL;

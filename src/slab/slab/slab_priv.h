@@ -115,6 +115,7 @@ struct slab_cache {
 	/* Read by the fast paths: keep together. */
 	unsigned int cpu_slot;		/* the cache's entry in every thread's arrays, >= 1 */
 	unsigned int slow;		/* dbg | SLAB_SLOW_STATS: every object takes the slow paths */
+	unsigned int free_slow;		/* slow, or no free key (SLAB_SLOW_NOKEY): every free takes the slow path */
 	uintptr_t span;			/* num * size: the bytes of a slab's object slots */
 	unsigned int dbg;		/* debug flags in force (red zone, poison, user) */
 	/* Tunables (do_tune_cpucache()); tune_gen changes with them. */
@@ -208,10 +209,25 @@ static inline void slab_stat(struct slab_cache *c, enum slab_stat_item i, long v
 }
 
 /*
+ * The double-free check on every free (the free key, as SLUB's: slub.h):
+ * a free writes the process's random word, s->free_key, into the object's
+ * first word; a free that finds it there already takes the slow path,
+ * which looks for the object where a free one can be (this thread's array,
+ * the node's shared array, its slab's index array: slab_bk_object_is_free())
+ * and reports a double free only when it is there.  Not in caches whose
+ * free objects keep their bytes (a constructor, SLAB_TYPESAFE_BY_RCU) or
+ * have no word: those free through the slow path, which compares with the
+ * array's top entry, and their slab's index array catches the rest when
+ * the object goes back to it.
+ */
+extern uintptr_t slab_bk_free_key;
+bool slab_bk_object_is_free(struct kmem_cache *s, struct array_cache *ac, struct page *head, void *x);
+
+/*
  * The free fast path (a free and each object of a bulk free): the page's
  * cache word is @s's, the offset from s_mem inside the slots and a multiple
- * of the slot (no division), not the array's top entry; then a push.
- * False: take the slow path, which checks and reports.
+ * of the slot (no division), no free key in the object; then the key
+ * written and a push.  False: take the slow path, which checks and reports.
  */
 static inline bool slab_free_fast(struct kmem_cache *s, struct slab_cache *c, struct array_cache *ac,
 				  struct page *head, void *x)
@@ -220,13 +236,15 @@ static inline bool slab_free_fast(struct kmem_cache *s, struct slab_cache *c, st
 		head = virt_to_head_page_checked(x);
 	/* Word 1 names the cache on its slab pages only (cleared when a slab goes). */
 	if (likely(head != NULL) && likely(page_slab_cache(head) == s) && likely(ac != NULL) &&
-	    likely(!c->slow)) {
+	    likely(!c->free_slow)) {
 		uintptr_t off = (uintptr_t)x - (uintptr_t)page_desc(head)->s_mem;
 
 		if (likely(off < c->span) && likely(offset_is_multiple(off, s->div_magic))) {
 			unsigned int n = ac->avail;
 
-			if (likely(n < ac->limit) && likely(!n || ac->entry[n - 1] != x)) {
+			/* The key covers the top entry (the last free): it holds the key. */
+			if (likely(n < ac->limit) && likely(*(uintptr_t *)x != s->free_key)) {
+				*(uintptr_t *)x = s->free_key;
 				ac->entry[n] = x;
 				ac->avail = n + 1;
 				return true;
@@ -299,6 +317,7 @@ struct array_cache *slab_resize_array(struct kmem_cache *s, struct array_cache *
 /* ---- debug.c ----------------------------------------------------------- */
 #define SLAB_DEBUG_FLAGS	(SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER)
 #define SLAB_SLOW_STATS		0x80000000u	/* in slab_cache.slow: statistics are counted */
+#define SLAB_SLOW_NOKEY		0x40000000u	/* in slab_cache.free_slow: a free object's bytes are not ours to write */
 void slab_debug_init_obj(struct kmem_cache *s, void *slot);
 /* An object leaves for the user: checks and marks; false if it is corrupt (reported). */
 bool slab_debug_alloc(struct kmem_cache *s, void *slot, unsigned long caller);

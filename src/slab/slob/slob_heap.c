@@ -124,6 +124,23 @@ void slob_page_init(struct page *page)
 	page_set_flag(page, PG_slab);
 }
 
+/*
+ * A program wrote over a free block of @sp (a write past or before its own
+ * block, or after a free): its free blocks cannot be trusted, so none is
+ * handed out again and no walk meets them.  The page is made to look full
+ * (off every list, the caller's part); its live blocks are freed as in any
+ * full page.  Its free space is lost, never the heap.
+ */
+static void slob_page_give_up(struct slob_page *sp, const slob_t *at)
+{
+	kmem_report("BUG SLOB (Not tainted): Free list corrupted\n"
+		    "INFO: page %p: the free block at %p is overwritten (a write past, before or after "
+		    "a block); its %d free units are given up\n",
+		    (void *)slob_page_base(sp), (const void *)at, sp->units);
+	sp->freelist = NULL;
+	sp->units = 0;
+}
+
 void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t align_offset,
 		      unsigned long *scans)
 {
@@ -132,12 +149,14 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 
 	if (!cur)
 		return NULL;
-	for (;; prev = cur, cur = slob_next(cur)) {
+	slob_t *end = slob_end(cur), *after;
+	for (;; prev = cur, cur = after) {
 		int avail = slob_units(cur);
 		int delta = 0;
 		slob_t *aligned = cur;
 
 		(*scans)++;
+		after = slob_next(cur);
 		if (align > SLOB_UNIT) {
 			aligned = (slob_t *)((((uintptr_t)cur + align_offset + align - 1) & ~(uintptr_t)(align - 1)) -
 					     align_offset);
@@ -145,6 +164,12 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 		}
 		if (avail >= units + delta) {
 			slob_t *next;
+
+			/* Its size reaches past the next free block: overwritten, never split. */
+			if (unlikely(cur + avail > after)) {
+				slob_page_give_up(sp, cur);
+				return NULL;
+			}
 
 			if (delta) {
 				/* Leave the alignment fragment in front as a free block of its own. */
@@ -174,8 +199,16 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 				sp->freelist = NULL;
 			return cur;
 		}
-		if (slob_last(cur))
+		/*
+		 * The next free block lies above this one and in the page, or a
+		 * program wrote over this one: the walk must not loop or leave
+		 * the page.
+		 */
+		if (unlikely(after >= end) || unlikely(after <= cur)) {
+			if (after != end)
+				slob_page_give_up(sp, cur);
 			return NULL;
+		}
 	}
 }
 
@@ -230,13 +263,16 @@ int slob_page_free(struct slob_page *sp, void *block, size_t size)
 	if (sp->units + units > SLOB_PAGE_UNITS)
 		return -EFAULT;
 
-	sp->units += units;
 	total = units;
 	after = next;
 	if (next < end && b + units == next) {
 		total += slob_units(next);
 		after = slob_next(next);
+		/* The block taken in: checked as the walk checked those below it. */
+		if (unlikely(after <= next) || unlikely(after > end) || unlikely(next + slob_units(next) > after))
+			return -EFAULT;
 	}
+	sp->units += units;
 	if (prev && prev + slob_units(prev) == b) {
 		set_slob(prev, slob_units(prev) + total, after);
 	} else {
@@ -399,18 +435,21 @@ void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
 	struct list_head *head = &slob_lists[list];
 	int units = (int)SLOB_UNITS(size);
 	unsigned long pages = 0, blocks = 0;
-	struct slob_page *sp;
+	struct slob_page *sp, *sp_next;
 	struct page *page;
 	void *b = NULL;
 
 	kmem_lock(&slob_lock);
-	list_for_each_entry(sp, head, slab_list) {
+	list_for_each_entry_safe(sp, sp_next, head, slab_list) {
 		pages++;
 		if (sp->units < units)
 			continue;
 		b = slob_page_alloc(sp, size, align, align_offset, &blocks);
-		if (!b)
+		if (!b) {
+			if (unlikely(!sp->freelist))
+				slob_list_del(sp);	/* given up (slob_page_give_up()) */
 			continue;
+		}
 		if (!sp->units) {
 			/* Full: off every list, and no rotation around it. */
 			slob_list_del(sp);
@@ -473,6 +512,13 @@ int slob_free(void *block, size_t size)
 	was_full = !sp->freelist;
 	rc = slob_page_free(sp, block, size);
 	if (rc) {
+		/* Its free blocks are overwritten: given up, as slob_page_alloc() does. */
+		if (rc == -EFAULT && sp->freelist) {
+			sp->freelist = NULL;
+			sp->units = 0;
+			if (sp->list != SLOB_NO_LIST)
+				slob_list_del(sp);
+		}
 		kmem_unlock(&slob_lock);
 		return rc;
 	}

@@ -634,9 +634,30 @@ static inline bool slab_free_quick(struct kmem_cache *s, struct slab *slab, void
 	return true;
 }
 
+/*
+ * A sheaf's object, on its way back to its slab, does not hold the free
+ * key its free wrote: a program wrote into it while it was free (past or
+ * before a neighbour, or after its free).  Reported; it goes back all the
+ * same (its free pointer is written now, nothing of it is read).
+ */
+static __attribute__((noinline)) void report_free_overwritten(struct kmem_cache *s, void *x)
+{
+	kmem_report("BUG %s (Not tainted): Object overwritten while free\n"
+		    "INFO: Object %p: its first word is 0x%lx, not the free key a free wrote (a write past "
+		    "or before a neighbour, or after its free)\n",
+		    s->name, x, (unsigned long)*slub_free_key_word(s, x));
+}
+
 void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
 {
 	const bool quick = !kmem_cache_debug(s);
+	/* The key in a word of its own (not the free pointer's, which the flush rewrites). */
+	const bool keyed = quick && s->free_key_off != s->offset;
+
+	if (keyed)
+		for (size_t i = 0; i < n; i++)
+			if (unlikely(*slub_free_key_word(s, p[i]) != s->free_key))
+				report_free_overwritten(s, p[i]);
 
 	for (size_t i = 0; i < FLUSH_AHEAD && i < n; i++) {
 		if (i < FLUSH_AHEAD / 2)

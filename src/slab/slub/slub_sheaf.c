@@ -516,6 +516,14 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 					: __slub_alloc_from_slabs(s, c, gfp, want, c->objs);
 		if (!n)
 			return NULL;
+		/*
+		 * The free key in each, as a free would have written it: a flush
+		 * checks it (__slub_free_to_slabs()), and an object refilled and
+		 * flushed again was never handed out.
+		 */
+		if (s->free_key_off != s->offset)
+			for (unsigned int i = 0; i < n; i++)
+				*slub_free_key_word(s, c->objs[i]) = s->free_key;
 		c->count = n;	/* SHEAF_REFILL counted as it went */
 	}
 	stat_inc(c, ALLOC_PCS);
