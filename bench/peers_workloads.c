@@ -56,10 +56,14 @@
  * <line>" lines (frag also prints them after its 90% free, at=mid, not
  * counted in its time).
  * Under libkmem-malloc.so each RESULT is followed by
- *   KMEMSTAT wl=hot16 alloc_fastpath=0 ... barn_put=0 pgalloc_normal=17 pgreported=0
- *            slab_pages_released=0 slab_pages_restored=0 slab_sheaf_reaped=0
+ *   KMEMSTAT wl=hot16 alloc_fastpath=0 ... barn_put=0 barn_get_fail=0 barn_put_fail=0
+ *            pgalloc_normal=17 pgreported=0 slab_pages_released=0 slab_pages_restored=0
+ *            slab_sheaf_reaped=0
  * the SLUB counters summed over the kmalloc-* and malloc-* caches and five
  * /proc/vmstat items, as differences since the previous KMEMSTAT line.
+ * sheaf_flush and sheaf_refill count objects, the barn_* counters sheaves;
+ * barn_put_fail tells flushes at the barn's limit from those of the reap
+ * (slab_sheaf_reaped) and of exiting threads.
  *
  *   bench_peers_workloads WORKLOAD [-x SCALE]    SCALE multiplies the op counts
  *                                                (default 1; e.g. 0.2 for a smoke run)
@@ -192,6 +196,9 @@ static const char *const kstat_names[] = {
 	 * alloc_slowpath; every free one of free_cpu_sheaf, free_fastpath, free_slowpath. */
 	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "alloc_slab", "free_slab",
 	"alloc_cpu_sheaf", "free_cpu_sheaf", "sheaf_flush", "sheaf_refill", "barn_get", "barn_put",
+	/* Sheaves: the barn had no full one for an empty main (which then refilled
+	 * from slabs); a full main found the barn at its limit (and was flushed). */
+	"barn_get_fail", "barn_put_fail",
 	/* From /proc/vmstat: pages from the buddy allocator, free pages given back to
 	 * the OS, pages of partial slabs given back and taken back (slub_release.c),
 	 * objects of idle sheaves given back to their slabs (slub_reap_thread()). */
