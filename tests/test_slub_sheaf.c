@@ -71,8 +71,8 @@ static unsigned long stat_of(struct kmem_cache *s, enum stat_item si)
 }
 
 /*
- * This thread's slot for @s, NULL if it has none.  Its hot object is
- * settled into main first, so that count and objs describe the whole sheaf.
+ * This thread's slot for @s, NULL if it has none.  count and objs describe
+ * the whole main sheaf (hot is a copy of its top).
  */
 static struct kmem_cache_cpu *my_slot(struct kmem_cache *s)
 {
@@ -82,8 +82,9 @@ static struct kmem_cache_cpu *my_slot(struct kmem_cache *s)
 	if (!t || t->cpu[s->index].cache != s)
 		return NULL;
 	c = &t->cpu[s->index];
-	if (c->objs)
-		sheaf_settle(c);
+	/* The fast paths' invariant (struct kmem_cache_cpu), checked on every look. */
+	if (c->hot && (!c->count || c->hot != c->objs[c->count - 1]))
+		KT_FAIL("%s: hot %p is not main's top (count %u)", s->name, c->hot, c->count);
 	return c;
 }
 
@@ -1104,8 +1105,9 @@ static void *used(void *p)
 }
 
 /*
- * The main sheaf's top object lives in the slot's hot word while only the
- * two fast paths run: check it from the raw slot (my_slot() settles it).
+ * The slot's hot word is a copy of the main sheaf's top, objs[count - 1],
+ * or NULL (main empty): the fast paths and the bulk ones keep it so.
+ * Checked from the raw slot.
  */
 KTEST(hot_object_is_the_top_of_main)
 {
@@ -1116,25 +1118,22 @@ KTEST(hot_object_is_the_top_of_main)
 	struct kmem_cache_cpu *c = &slub_this->cpu[s->index];
 	unsigned int n = c->count;
 
-	KT_EXPECT(c->hot == NULL);
+	KT_EXPECT(n > 0 && c->hot == c->objs[n - 1]);
 	kmem_cache_free(s, a);
-	KT_EXPECT(c->hot == a && c->count == n);
+	KT_EXPECT(c->hot == a && c->count == n + 1 && c->objs[n] == a);
 	kmem_cache_free(s, b);
-	KT_EXPECT(c->hot == b && c->count == n + 1 && c->objs[n] == a);
+	KT_EXPECT(c->hot == b && c->count == n + 2 && c->objs[n + 1] == b && c->objs[n] == a);
 	/* a is second from the top: caught as well, and nothing moves. */
 	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, a), "Object already free");
 	KT_ASSERT_ONE_REPORT(kmem_cache_free(s, b), "Object already free");
-	KT_EXPECT(main_count(s) == (int)n + 2);	/* settled: b on top of a */
-	KT_EXPECT(c->hot == NULL && c->objs[n + 1] == b && c->objs[n] == a);
-	/*
-	 * LIFO through hot and objs alike.  From a settled main the first
-	 * allocation pops objs; the free makes its object hot; an allocation
-	 * of the hot object brings the next top (a) up into hot.
-	 */
-	kmem_cache_free(s, used(kmem_cache_alloc(s, GFP)));
-	KT_EXPECT(c->hot == b && c->count == n + 1);
-	KT_EXPECT(used(kmem_cache_alloc(s, GFP)) == b && c->hot == a && c->count == n);
-	KT_EXPECT(used(kmem_cache_alloc(s, GFP)) == a && c->count + (c->hot != NULL) == n);
+	KT_EXPECT(main_count(s) == (int)n + 2);
+	KT_EXPECT(c->hot == b && c->objs[n + 1] == b && c->objs[n] == a);
+	/* LIFO: an allocation of the hot object brings the next top (a) up into hot. */
+	KT_EXPECT(used(kmem_cache_alloc(s, GFP)) == b && c->hot == a && c->count == n + 1);
+	kmem_cache_free(s, b);
+	KT_EXPECT(c->hot == b && c->count == n + 2);
+	KT_EXPECT(used(kmem_cache_alloc(s, GFP)) == b && c->hot == a && c->count == n + 1);
+	KT_EXPECT(used(kmem_cache_alloc(s, GFP)) == a && c->count == n && c->hot == c->objs[n - 1]);
 	/* Emptied through the hot word, main leaves hot NULL (objs[-1] is a NULL guard). */
 	void *rest[64];
 	unsigned int k = 0;
@@ -1143,7 +1142,15 @@ KTEST(hot_object_is_the_top_of_main)
 	KT_EXPECT(k == n && c->count == 0 && c->hot == NULL);
 	for (unsigned int i = 0; i < k; i++)
 		kmem_cache_free(s, rest[k - 1 - i]);
-	KT_EXPECT(c->hot == rest[0] && c->count + 1 == n);
+	KT_EXPECT(c->hot == rest[0] && c->count == n);
+	/* Bulk calls leave it the top too. */
+	void *bulk[8];
+	KT_ASSERT(kmem_cache_alloc_bulk(s, GFP, 8, bulk) == 8);
+	KT_EXPECT(c->count == n - 8 && c->hot == c->objs[n - 9]);
+	for (int i = 0; i < 8; i++)
+		used(bulk[i]);
+	kmem_cache_free_bulk(s, 8, bulk);
+	KT_EXPECT(c->count == n && c->hot == c->objs[n - 1] && c->hot == bulk[7]);
 	kmem_cache_free(s, a);
 	kmem_cache_free(s, b);
 	/* Shrink, destroy and thread exit settle it: nothing is lost. */

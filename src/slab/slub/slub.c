@@ -614,13 +614,10 @@ void *__slub_alloc_slow(struct kmem_cache *s, gfp_t gfp, unsigned long caller, u
 		obj = slab_alloc_unowned(s, gfp);
 		if (obj)
 			atomic_fetch_add_explicit(&slub_of(s)->dead_stat[ALLOC_SLOWPATH], 1, memory_order_relaxed);
-	} else if (c->hot) {
-		obj = c->hot;
-		c->hot = NULL;
-		stat_inc(c, ALLOC_PCS);
 	} else if (c->count) {
-		/* Another path refilled main (a bulk free, a reentrant call). */
+		/* Another path refilled main (a bulk free, a reentrant call) and dropped hot. */
 		obj = c->objs[--c->count];
+		sheaf_hot_reload(c);
 		stat_inc(c, ALLOC_PCS);
 	} else if (likely(c->freelist)) {
 		/* The slot was just set up, or another path refilled it. */
@@ -853,10 +850,11 @@ void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned
 		return;
 	}
 	/*
-	 * The cheap double-free checks, as the fast path's: the top two of
-	 * main (hot and objs' last), or every object of the slab free.
+	 * The cheap double-free checks: the top two of main (objs[-1] is a
+	 * NULL guard), or every object of the slab free.
 	 */
-	if ((c && c->objs && (c->hot == x || c->objs[(int)c->count - 1] == x)) ||
+	if ((c && c->objs && (c->objs[(long)c->count - 1] == x ||
+			      (c->count >= 2 && c->objs[c->count - 2] == x))) ||
 	    unlikely(!ss_inuse(slab_state(slab)))) {
 		report_double_free(s, x);
 		return;
@@ -873,10 +871,9 @@ void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned
 		 * The push the fast path would have made, not a slow path (which
 		 * would count towards reaping, and flush what the thread uses).
 		 */
-		if (c && c->objs && c->count + (c->hot != NULL) < c->cap &&
+		if (c && c->objs && c->count < c->cap &&
 		    slab->slab_cache == s && ss_inuse(slab_state(slab))) {
-			c->objs[c->count] = c->hot;
-			c->count += c->hot != NULL;
+			c->objs[c->count++] = x;
 			c->hot = x;
 			stat_inc(c, FREE_PCS);
 			return;

@@ -289,17 +289,21 @@ _Static_assert(sizeof(struct slab_sheaf) == SLAB_SHEAF_HDR, "sheaf header size")
 
 struct kmem_cache_cpu {
 	/*
-	 * The main sheaf's top object, or NULL.  A malloc/free loop then
-	 * passes its object through this one word: the free's store address
-	 * needs only the slot, not the sheaf's count, and the allocation's
-	 * load needs no count first.  That takes two dependent loads off the
-	 * chain from one allocation to the next (hot 64 B: 9.9 -> 8.7 ns).
-	 * Only the two fast paths use it; every other path calls
-	 * sheaf_settle() first and sees a plain sheaf.  Invariant:
-	 * count + (hot != NULL) <= cap.  The fast paths keep hot filled while
-	 * main has objects (an allocation brings the next top up), so neither
-	 * branches on it: in a mix of sizes whether a slot's hot is set would
-	 * be a coin toss, and mispredicting it cost larson 17 -> 24 ns.
+	 * A copy of the main sheaf's top object, objs[count - 1], or NULL.
+	 * A malloc/free loop then passes its object through this one word:
+	 * the allocation's load needs no count first, which takes two
+	 * dependent loads off the chain from one allocation to the next (hot
+	 * 64 B: 9.9 -> 8.7 ns).  Being a copy, not an object of its own, it
+	 * costs the fast paths nothing to keep: a free stores its object in
+	 * objs[count] and here, without reading it, and an allocation brings
+	 * the next top up (objs[-1] is a NULL guard) with no test of count.
+	 * Invariant: hot is objs[count - 1] or NULL.  The other paths drop it
+	 * while they change main (sheaf_settle()) and bring it back when done
+	 * (sheaf_hot_reload()); NULL with objects in main sends an allocation
+	 * to the cpu slab's freelist or the slow path, never to a stale
+	 * object.  Neither fast path branches on anything else:
+	 * in a mix of sizes whether a slot's hot is set would be a coin toss,
+	 * and mispredicting it cost larson 17 -> 24 ns.
 	 */
 	void *hot;
 	/* The main sheaf, cached here so the fast paths need no other load;
@@ -406,13 +410,20 @@ static inline struct kmem_cache_cpu *slub_slot(struct slub_thread *t, uint32_t o
 	return (struct kmem_cache_cpu *)((char *)t + offset);
 }
 
-/* Put the hot object back on top of main (see struct kmem_cache_cpu). */
+/*
+ * Before a path other than the fast ones changes main: drop hot, the copy
+ * of its top (see struct kmem_cache_cpu), which could go stale.  Main's
+ * objects are objs[0..count) all the time.
+ */
 static inline void sheaf_settle(struct kmem_cache_cpu *c)
 {
-	if (c->hot) {
-		c->objs[c->count++] = c->hot;
-		c->hot = NULL;
-	}
+	c->hot = NULL;
+}
+
+/* After such a path: hot the copy of main's top again, for the allocation fast path. */
+static inline void sheaf_hot_reload(struct kmem_cache_cpu *c)
+{
+	c->hot = c->count ? c->objs[c->count - 1] : NULL;
 }
 
 /*
@@ -639,16 +650,13 @@ __attribute__((returns_nonnull)) void *slub_zero_object(struct kmem_cache *s, vo
  */
 static __attribute__((always_inline)) inline void *slub_alloc_slot(struct kmem_cache_cpu *c, gfp_t gfp)
 {
-	unsigned int n = c->count;
 	void *object = c->hot;
 
 	if (likely(object)) {
-		/* The next top comes up from objs: objs[-1] is a NULL guard. */
-		c->hot = c->objs[(int)n - 1];
-		c->count = n - (n != 0);
-		stat_inc(c, ALLOC_PCS);
-	} else if (likely(n)) {
-		object = c->objs[n - 1];
+		/* hot is objs[n - 1]: the next top comes up, objs[-1] a NULL guard. */
+		unsigned int n = c->count;
+
+		c->hot = c->objs[(long)n - 2];
 		c->count = n - 1;
 		stat_inc(c, ALLOC_PCS);
 	} else if (likely(object = c->freelist)) {
@@ -731,26 +739,23 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 {
 	{
 		struct kmem_cache_cpu *c = slub_slot(slub_this, slot_offset);
-		unsigned int n = c->count, pushed = n + (c->hot != NULL);
-		void *hot = c->hot;
+		unsigned int n = c->count;
 
-		if (likely(pushed < c->cap)) {
+		if (likely(n < c->cap)) {
 			if (!slab)
 				slab = virt_to_slab(x);
 			/*
 			 * inuse 0: every object of the slab is free, so x is
-			 * too.  The top of main is hot, or objs[n - 1] when hot
-			 * is empty; comparing with both costs no more.  The
-			 * slab's state is read before objs, which the push
-			 * then needs no second load of.
+			 * too.  The slab's state is read before objs, which the
+			 * push then needs no second load of.
 			 */
 			if (likely(slab) && likely(slab->slab_cache == s) &&
 			    likely(slab_obj_valid(s, slab, x)) && likely(ss_inuse(slab_state(slab))) &&
 			    likely(!slub_free_keyed(s, x))) {
 				*slub_free_key_word(s, x) = s->free_key;
-				/* No branch on hot: in mixed sizes it is a coin toss. */
-				c->objs[n] = hot;
-				c->count = pushed;
+				/* hot not read: whatever it was, x is the top now. */
+				c->objs[n] = x;
+				c->count = n + 1;
 				c->hot = x;
 				stat_inc(c, FREE_PCS);
 				return;

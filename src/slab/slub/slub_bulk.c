@@ -115,17 +115,13 @@ static __attribute__((noinline)) int slub_alloc_bulk_slow(struct kmem_cache *s, 
 int slub_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	struct kmem_cache_cpu *c = &slub_this->cpu[s->index];
-	void *hot = c->hot;
 	unsigned int n = c->count;
 
-	if (likely(size > SLUB_BULK_SINGLE) && likely(size <= n + (hot != NULL)) &&
-	    likely(!(gfp & __GFP_ZERO))) {
-		if (hot) {
-			c->objs[n++] = hot;
-			c->hot = NULL;
-		}
+	if (likely(size > SLUB_BULK_SINGLE) && likely(size <= n) && likely(!(gfp & __GFP_ZERO))) {
 		n -= (unsigned int)size;
 		c->count = n;
+		/* The next top (objs[-1] is a NULL guard; main is there, it had objects). */
+		c->hot = c->objs[(long)n - 1];
 		/* Counted first: only size is live across the call then. */
 		stat_add(c, ALLOC_PCS, (unsigned int)size);
 		memcpy(p, c->objs + n, size * sizeof(void *));
@@ -559,8 +555,8 @@ void slub_free_bulk(struct kmem_cache *s, size_t size, void **p)
 	if (likely(s) && likely(size > SLUB_BULK_SINGLE)) {
 		struct kmem_cache_cpu *c = &slub_this->cpu[s->index];
 
-		/* No underflow: count + (hot != NULL) <= cap. */
-		if (likely(size <= c->cap - c->count - (c->hot != NULL))) {
+		/* No underflow: count <= cap. */
+		if (likely(size <= c->cap - c->count)) {
 			sheaf_free_bulk_fit(s, c, size, p);
 			return;
 		}

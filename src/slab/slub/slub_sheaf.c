@@ -166,6 +166,7 @@ static void set_main(struct kmem_cache_cpu *c, struct slab_sheaf *sheaf)
 	c->objs = sheaf->objects;
 	c->count = sheaf->size;
 	c->cap = sheaf->capacity;
+	sheaf_hot_reload(c);
 }
 
 /* Write the cached count back: the sheaf is about to leave main. */
@@ -439,7 +440,7 @@ unsigned long sheaf_thread_objects(struct kmem_cache_cpu *c)
 {
 	if (!c->main)
 		return 0;
-	return c->count + (c->hot != NULL) + (c->spare ? c->spare->size : 0);
+	return c->count + (c->spare ? c->spare->size : 0);
 }
 
 unsigned long barn_objects(struct kmem_cache *s)
@@ -527,7 +528,9 @@ void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp
 		c->count = n;	/* SHEAF_REFILL counted as it went */
 	}
 	stat_inc(c, ALLOC_PCS);
-	return c->objs[--c->count];
+	void *x = c->objs[--c->count];
+	sheaf_hot_reload(c);
+	return x;
 }
 
 /*
@@ -585,6 +588,7 @@ bool sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
 		set_main(c, c->main);
 	}
 	c->objs[c->count++] = x;
+	c->hot = x;
 	stat_inc(c, FREE_PCS);
 	return true;
 }
@@ -611,6 +615,7 @@ size_t sheaf_alloc_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n
 		if (got == n || !main_from_spare_or_barn(s, c))
 			break;
 	}
+	sheaf_hot_reload(c);
 	stat_add(c, ALLOC_PCS, (unsigned int)got);
 	return got;
 }
@@ -739,6 +744,7 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 		pushed += full - c->count;
 	}
 	pushed += c->count;
+	sheaf_hot_reload(c);
 	stat_add(c, FREE_PCS, (unsigned int)pushed);
 	/*
 	 * Main filled on the entry before and the barn is full: the slab path
@@ -756,7 +762,7 @@ size_t sheaf_free_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 
 /*
  * sheaf_free_bulk() when all @n objects fit in main (the caller checked
- * cap against count and hot): one pass, no sheaf exchange.  The objects
+ * cap against count): one pass, no sheaf exchange.  The objects
  * that fail a check go to the slab path, which reports them.
  */
 void sheaf_free_bulk_fit(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
@@ -768,6 +774,7 @@ void sheaf_free_bulk_fit(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t 
 	count = c->count;
 	void *last = c->objs[(int)count - 1];	/* objs[-1] is a NULL guard */
 	c->count = push_checked(s, c, c->objs, count, c->cap, p, &i, n, &rest, &last);
+	sheaf_hot_reload(c);
 	stat_add(c, FREE_PCS, c->count - count);
 	if (unlikely(rest))
 		free_bulk_slabs(s, c, rest, p);
