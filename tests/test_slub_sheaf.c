@@ -27,7 +27,9 @@
  *  - Bad frees: a double free of the object on top of a sheaf (single,
  *    kfree, bulk {x, x}) is reported once and ignored.
  *  - Objects left in sheaves and the barn do not leak: not at
- *    kmem_cache_destroy(), not when a thread exits.
+ *    kmem_cache_destroy(), not when a thread exits.  An exiting thread's
+ *    sheaves go to the barn whole, and the next thread's allocations take
+ *    them: no flush at the exit, no refill after.
  *  - fork(): a child (forked while another thread churns the barn) uses
  *    the caches; a fresh process booted with slub_sheaves=0 has no sheaves.
  */
@@ -1456,35 +1458,56 @@ KTEST(thread_exit_returns_its_sheaves)
 	/*
 	 * 100 objects from 2 slabs, then freed: main fills, becomes the spare,
 	 * the next main fills and goes to the barn; the thread exits with 4 in
-	 * main and 60 in the spare, which its exit flushes back to the slabs.
+	 * main and 60 in the spare, and its exit leaves both in the barn,
+	 * whole: nothing is flushed to the slabs, no sheaf is freed.
 	 */
 	KT_ASSERT(pthread_create(&t, NULL, alloc_free_exit, &e) == 0);
 	pthread_join(t, NULL);
 	KT_EXPECT(e.bad == 0);
 	KT_EXPECT(my_slot(e.s) == NULL);	/* this thread never touched it */
 	/*
-	 * An exited thread's counts are in the totals only.  Its exit flushed
-	 * main (4 objects of the cpu slab) and the spare (24 of the cpu slab,
-	 * 36 of the first, full, slab: one run, which makes that slab a cpu
-	 * partial one), then deactivated the cpu slab (to the head: it has
-	 * free objects, none freed remotely) and put the partial slab back.
+	 * An exited thread's counts are in the totals only.  Its exit put
+	 * the spare and main in the barn (BARN_PUT 1 + 2), then deactivated
+	 * the cpu slab (to the head: it has free objects, none freed remotely).
 	 */
 	EXPECT_STATS(e.s, [ALLOC_PCS] = 96, [ALLOC_FASTPATH] = 4, [FREE_PCS] = 100,
-		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [SHEAF_FREE] = 2,
-		     [SHEAF_FLUSH] = 64, [BARN_GET_FAIL] = 2, [BARN_PUT] = 1,
+		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3,
+		     [BARN_GET_FAIL] = 2, [BARN_PUT] = 3,
 		     [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1, [CPUSLAB_FLUSH] = 1,
-		     [CPU_PARTIAL_FREE] = 1, [DEACTIVATE_TO_HEAD] = 1);
-	/* Only the barn's sheaf is still allocated to the slabs. */
-	EXPECT_SYSFS("kt_sheaf_exit", "objects", "60 N0=60\n");
+		     [DEACTIVATE_TO_HEAD] = 1);
+	/* The barn's three sheaves (60, 60 and 4 objects) are allocated to the slabs. */
+	EXPECT_SYSFS("kt_sheaf_exit", "objects", "124 N0=124\n");
 	EXPECT_SYSFS("kt_sheaf_exit", "slabs", "2 N0=2\n");
 	EXPECT_SYSFS("kt_sheaf_exit", "cpu_slabs", "0\n");
-	KT_EXPECT(slub_of(e.s)->barn.nr_full == 1);
+	KT_EXPECT(slub_of(e.s)->barn.nr_full == 3);
+	KT_EXPECT(slub_of(e.s)->barn.full_objs == 124);
 
+	/*
+	 * The next short thread takes them: its first allocation takes the
+	 * top sheaf (the 4 of the last main) as its main, then the two of 60,
+	 * a barn trip each (the first keeps the empty main as its spare).
+	 * Its 100 objects come from no slab: no refill, no new slab, and its
+	 * exit leaves 124 objects in the barn again, in three sheaves.
+	 */
+	e.bad = 0;
+	KT_ASSERT(pthread_create(&t, NULL, alloc_free_exit, &e) == 0);
+	pthread_join(t, NULL);
+	KT_EXPECT(e.bad == 0);
+	EXPECT_STATS(e.s, [ALLOC_PCS] = 196, [ALLOC_FASTPATH] = 4, [FREE_PCS] = 200,
+		     [SHEAF_REFILL] = 120, [SHEAF_ALLOC] = 3, [BARN_GET] = 3,
+		     [BARN_GET_FAIL] = 2, [BARN_PUT] = 6,
+		     [ALLOC_SLAB] = 2, [DEACTIVATE_BYPASS] = 1, [CPUSLAB_FLUSH] = 1,
+		     [DEACTIVATE_TO_HEAD] = 1);
+	EXPECT_SYSFS("kt_sheaf_exit", "objects", "124 N0=124\n");
+	EXPECT_SYSFS("kt_sheaf_exit", "slabs", "2 N0=2\n");
+	KT_EXPECT(slub_of(e.s)->barn.full_objs == 124);
+
+	/* What nobody takes goes back on a shrink (and on a reap: barn_reap()). */
 	KT_EXPECT(kmem_cache_shrink(e.s) == 0);
 	KT_EXPECT(my_slot(e.s) == NULL);
 	EXPECT_SYSFS("kt_sheaf_exit", "slabs", "0\n");
 	EXPECT_SYSFS("kt_sheaf_exit", "sheaf_flush", "124\n");
-	EXPECT_SYSFS("kt_sheaf_exit", "sheaf_free", "3\n");
+	KT_EXPECT(slub_of(e.s)->barn.nr_full == 0 && slub_of(e.s)->barn.nr_empty == 0);
 	KT_EXPECT(kmem_report_count() == reports);
 	kmem_cache_destroy(e.s);
 }

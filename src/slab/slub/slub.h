@@ -516,6 +516,7 @@ void sheaf_free_bulk_fit(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t 
 /* slub_bulk.c: frees @p[0..size) to their slabs, reporting what fails a check. */
 void free_bulk_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t size, void **p);
 void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c);
+void sheaf_retire_thread(struct kmem_cache *s, struct kmem_cache_cpu *c);
 void barn_init(struct kmem_cache *s);
 void barn_shrink(struct kmem_cache *s);
 unsigned long barn_objects(struct kmem_cache *s);

@@ -505,6 +505,13 @@ static unsigned int sheaf_refill_size(struct kmem_cache *s, struct kmem_cache_cp
  */
 void *sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, gfp_t gfp)
 {
+	/* A new slot's first main: a sheaf an exited thread left (sheaf_retire_thread()), if any. */
+	if (!c->main && slub_of(s)->sheaf_capacity &&
+	    __atomic_load_n(&slub_of(s)->barn.nr_full, __ATOMIC_RELAXED)) {
+		struct slab_sheaf *full = barn_replace_empty(s, c, NULL);
+		if (full)
+			set_main(c, full);
+	}
 	if (!sheaf_install(s, c))
 		return NULL;
 	sheaf_settle(c);
@@ -780,7 +787,57 @@ void sheaf_free_bulk_fit(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t 
 		free_bulk_slabs(s, c, rest, p);
 }
 
-/* Empty the thread's sheaves into slabs and drop them (flush, thread exit). */
+/*
+ * The thread exits: its sheaves go to the barn whole, those with objects
+ * as full ones (the barn counts objects, not sheaves), the empty ones for
+ * the next thread to fill, and the next thread that allocates from the
+ * cache takes them (sheaf_alloc_slow()).  A program of many short threads
+ * (a request each) otherwise pays at every exit a flush of each class's
+ * sheaves to their slabs, a lock and a slab touched per few objects, and
+ * at the next thread's first allocations the same objects' refill (2000
+ * threads of 100 blocks of 16..512 B, 23 classes each: 1.27 objects
+ * refilled and 1.27 flushed per allocation).  The kernel's sheaves belong
+ * to CPUs, which outlive their tasks; this is the closest a per-thread
+ * version comes.  What the barn has no room for is flushed, as before,
+ * and what nobody takes goes back at its next reap (barn_reap()).
+ */
+void sheaf_retire_thread(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct node_barn *barn = &slub_of(s)->barn;
+	struct slab_sheaf *sh[2];
+
+	if (!c->main)
+		return;
+	/* The spare first: main, the last freed to, comes out of the barn first. */
+	sh[1] = take_main(c);
+	sh[0] = c->spare;
+	c->main = c->spare = NULL;
+	c->objs = NULL;
+	c->count = c->cap = 0;
+	kmem_lock(&barn->lock);
+	for (int i = 0; i < 2; i++) {
+		struct slab_sheaf *sheaf = sh[i];
+		if (!sheaf)
+			continue;
+		if (sheaf->size && barn->full_objs + sheaf->size <= barn->max_full_objs) {
+			barn_push(&barn->full, &barn->nr_full, sheaf);
+			barn_add_objs(barn, sheaf->size);
+			stat_inc(c, BARN_PUT);
+			sh[i] = NULL;
+		} else if (!sheaf->size && barn->nr_empty < barn->max_empty) {
+			barn_push(&barn->empty, &barn->nr_empty, sheaf);
+			sh[i] = NULL;
+		}
+	}
+	kmem_unlock(&barn->lock);
+	for (int i = 0; i < 2; i++)
+		if (sh[i]) {
+			sheaf_flush(s, c, sh[i]);
+			free_empty_sheaf(s, c, sh[i]);
+		}
+}
+
+/* Empty the thread's sheaves into slabs and drop them (flush, destroy, an idle slot). */
 void sheaf_flush_thread(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct slab_sheaf *main = c->main, *spare = c->spare;

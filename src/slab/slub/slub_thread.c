@@ -130,12 +130,17 @@ bool claim_cpu_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
  */
 bool finish_retire(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
+	/* The thread exits: its sheaves to the barn, for the next thread; a destroy flushes them. */
+	if (!__atomic_load_n(&slub_of(s)->dying, __ATOMIC_SEQ_CST))
+		sheaf_retire_thread(s, c);
 	flush_cpu_slot(s, c);
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
 		unsigned int v = __atomic_load_n(&c->stat[i], __ATOMIC_RELAXED);
-		if (v)
+		/* Most are 0 (a short thread's slot): only the others are written. */
+		if (v) {
 			atomic_fetch_add_explicit(&slub_of(s)->dead_stat[i], v, memory_order_relaxed);
-		__atomic_store_n(&c->stat[i], 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->stat[i], 0, __ATOMIC_RELAXED);
+		}
 	}
 	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
 	/* Whoever drops the last reference releases: one RMW decides (see destroy). */
