@@ -812,7 +812,7 @@ bool slub_object_is_free(struct kmem_cache *s, struct slab *slab, struct kmem_ca
 			break;
 		p = racy_freepointer(s, p);
 	}
-	return false;
+	return barn_holds(s, x);
 }
 
 void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)

@@ -503,6 +503,10 @@ unsigned int __slub_refill_shared(struct kmem_cache *s, struct kmem_cache_cpu *c
 				  unsigned int n, void **p);
 /* Objects of @s (checked) back to their slabs: a sheaf flush, a bulk free. */
 void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p);
+/* The free key of each of @p[0..n), as a flush checks it: reported and written again if bad. */
+void sheaf_check_keys(struct kmem_cache *s, unsigned int n, void **p);
+/* slub_sheaf.c: is @x in one of the barn's newest full sheaves?  (A double free's look.) */
+bool barn_holds(struct kmem_cache *s, const void *x);
 
 void report_double_free(struct kmem_cache *s, const void *x);
 

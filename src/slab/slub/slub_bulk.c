@@ -644,6 +644,23 @@ static __attribute__((noinline)) void report_free_overwritten(struct kmem_cache 
 		    s->name, x, (unsigned long)*slub_free_key_word(s, x));
 }
 
+/*
+ * An exiting thread's sheaves go to the barn, not through a flush
+ * (sheaf_retire_thread()): their objects' keys are checked there as a
+ * flush checks them, and a bad one is reported and written again, so that
+ * the object, free and in the barn, is reported once.
+ */
+void sheaf_check_keys(struct kmem_cache *s, unsigned int n, void **p)
+{
+	if (kmem_cache_debug(s) || s->free_key_off == s->offset)
+		return;
+	for (unsigned int i = 0; i < n; i++)
+		if (unlikely(*slub_free_key_word(s, p[i]) != s->free_key)) {
+			report_free_overwritten(s, p[i]);
+			*slub_free_key_word(s, p[i]) = s->free_key;
+		}
+}
+
 void __slub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
 {
 	const bool quick = !kmem_cache_debug(s);

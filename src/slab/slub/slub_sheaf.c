@@ -435,6 +435,39 @@ unsigned long barn_reap(struct kmem_cache *s, struct kmem_cache_cpu *c, unsigned
 	return objs;
 }
 
+/*
+ * A free found the free key in @x (slub.h): a double free if @x is among
+ * the barn's objects.  The newest BARN_LOOK_OBJS of them are looked at:
+ * where an exited thread's sheaves are (sheaf_retire_thread()), so that a
+ * block freed by a thread that has exited and then by another is caught
+ * as it was when the exit flushed it to its slab.  A bound, because a
+ * block freed without its key word written since its last free comes
+ * here too, and a barn may hold thousands of objects.
+ */
+#define BARN_LOOK_OBJS	1024
+
+bool barn_holds(struct kmem_cache *s, const void *x)
+{
+	struct node_barn *barn = &slub_of(s)->barn;
+	unsigned int budget = BARN_LOOK_OBJS;
+	bool found = false;
+
+	if (!slub_of(s)->sheaf_capacity || !__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED))
+		return false;
+	kmem_lock(&barn->lock);
+	for (struct slab_sheaf *sh = barn->full; sh && budget && !found; sh = sh->next) {
+		unsigned int n = sh->size < budget ? sh->size : budget;
+		for (unsigned int i = 0; i < n; i++)
+			if (sh->objects[i] == x) {
+				found = true;
+				break;
+			}
+		budget -= n;
+	}
+	kmem_unlock(&barn->lock);
+	return found;
+}
+
 /* Objects in this thread's main and spare sheaves of a slot. */
 unsigned long sheaf_thread_objects(struct kmem_cache_cpu *c)
 {
@@ -814,6 +847,9 @@ void sheaf_retire_thread(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	c->main = c->spare = NULL;
 	c->objs = NULL;
 	c->count = c->cap = 0;
+	for (int i = 0; i < 2; i++)
+		if (sh[i])
+			sheaf_check_keys(s, sh[i]->size, sh[i]->objects);
 	kmem_lock(&barn->lock);
 	for (int i = 0; i < 2; i++) {
 		struct slab_sheaf *sheaf = sh[i];
