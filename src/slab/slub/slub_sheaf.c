@@ -452,8 +452,6 @@ bool barn_holds(struct kmem_cache *s, const void *x)
 	unsigned int budget = BARN_LOOK_OBJS;
 	bool found = false;
 
-	if (!slub_of(s)->sheaf_capacity || !__atomic_load_n(&barn->nr_full, __ATOMIC_RELAXED))
-		return false;
 	kmem_lock(&barn->lock);
 	for (struct slab_sheaf *sh = barn->full; sh && budget && !found; sh = sh->next) {
 		unsigned int n = sh->size < budget ? sh->size : budget;
