@@ -134,12 +134,26 @@ bool finish_retire(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (!__atomic_load_n(&slub_of(s)->dying, __ATOMIC_SEQ_CST))
 		sheaf_retire_thread(s, c);
 	flush_cpu_slot(s, c);
-	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++) {
-		unsigned int v = __atomic_load_n(&c->stat[i], __ATOMIC_RELAXED);
-		/* Most are 0 (a short thread's slot): only the others are written. */
-		if (v) {
-			atomic_fetch_add_explicit(&slub_of(s)->dead_stat[i], v, memory_order_relaxed);
-			__atomic_store_n(&c->stat[i], 0, __ATOMIC_RELAXED);
+	/*
+	 * A short thread's slot has a few of its NR_SLUB_STAT_ITEMS counters
+	 * set (three in a slot of 100 mallocs): they are looked for two at a
+	 * time, with plain loads (only this slot's thread, or its claimer now,
+	 * writes them; sysfs only reads), and only those set are folded and
+	 * cleared.  A relaxed load and a test of each cost 270 instructions a
+	 * slot, a third of a short thread's exit.
+	 */
+	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i += 2) {
+		uint64_t pair;
+
+		memcpy(&pair, &c->stat[i], sizeof(pair));
+		if (likely(!pair))
+			continue;
+		for (int j = i; j < i + 2 && j < NR_SLUB_STAT_ITEMS; j++) {
+			unsigned int v = __atomic_load_n(&c->stat[j], __ATOMIC_RELAXED);
+			if (v) {
+				atomic_fetch_add_explicit(&slub_of(s)->dead_stat[j], v, memory_order_relaxed);
+				__atomic_store_n(&c->stat[j], 0, __ATOMIC_RELAXED);
+			}
 		}
 	}
 	__atomic_store_n(&c->cache, NULL, __ATOMIC_RELEASE);
