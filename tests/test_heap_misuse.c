@@ -366,8 +366,8 @@ static const struct misuse {
  * before a block into a live neighbour, and a write after free, need red
  * zones and poison (slab_debug=ZP, kmem.hardened).  A write into a free
  * neighbour changes its free key (SLUB: the first word), which is
- * checked when a sheaf goes back to the slabs (a thread's exit, a full
- * barn): so the writes past a block in a thread that exits are caught on
+ * checked when a sheaf goes back to the slabs (a full barn) or to the
+ * barn at a thread's exit: so the writes past a block in a thread that exits are caught on
  * SLUB; before a block, the key word is not reached, and in a thread that
  * runs on, the neighbour is handed out again from its sheaf unchecked (a
  * check there would cost the hot allocation 3 instructions).  SLAB has no

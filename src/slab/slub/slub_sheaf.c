@@ -17,6 +17,8 @@
  *
  * So objects freed by one thread reach another's allocations a whole sheaf
  * at a time, under one short lock, and the slabs are touched in batches.
+ * An exiting thread leaves its sheaves in the barn too, for the next
+ * thread's first allocations (sheaf_retire_thread()).
  * That is what makes a cross-thread free as cheap as a local one (it used to
  * be a compare-and-swap on the object's slab each time).
  *
