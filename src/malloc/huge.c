@@ -367,6 +367,7 @@ static uintptr_t assemble(struct retained *pc, int n, size_t len, bool zero)
 		if (mremap((void *)pc[i].map, take, take, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   dst + pos) == MAP_FAILED)
 			continue;
+		os_populate(dst + pos, take);
 		if (zero)
 			memset(dst + pos, 0, take);
 		pc[i].map += take;
