@@ -52,28 +52,33 @@ struct huge_entry {
 #define PMD_BYTES	(2ul << 20)
 
 /*
- * Transparent huge pages for these blocks: each mapping starts on a 2 MiB
- * boundary and is madvise(MADV_HUGEPAGE)d, as glibc does with
- * glibc.malloc.hugetlb=1 and jemalloc with opt.thp.  A 2 MiB page takes
- * one fault where 4 KiB pages take 512; in a virtual machine, where each
- * fault and each first touch of a page after mremap() traps to the
- * hypervisor, a fresh 16 MiB block cost 15 us a page in 4 KiB pages and
- * 0.3-10 in 2 MiB ones, its first touches after a move 2-5 us a page and
- * 0.03.  What it costs: a block touched sparsely has every touched 2 MiB
- * resident (khugepaged collapses it too); malloc.huge_thp=0 for 4 KiB
- * pages only.  Nothing is done when the kernel's
- * /sys/kernel/mm/transparent_hugepage/enabled says [never].
+ * Transparent huge pages for these blocks: the memory is 2 MiB-aligned and
+ * madvise(MADV_HUGEPAGE)d, as glibc does with glibc.malloc.hugetlb=1 and
+ * jemalloc with opt.thp.  A 2 MiB page takes one fault where 4 KiB pages
+ * take 512; in a virtual machine, where each fault and each first touch
+ * of a page after mremap() traps to the hypervisor, fresh memory cost 15
+ * us a 4 KiB page in 4 KiB pages and 0.3-10 in 2 MiB ones, the first
+ * touch after a move 1-5 us a page and 0.03.  What it costs: every 2 MiB
+ * of a block that is touched at all is resident (a 64 MiB calloc() touched
+ * once a MiB: 66 MB instead of 0.5).  So by default (1) only once the
+ * program has freed a block over 4 MiB, i.e. it replaces such blocks, and
+ * they are likely used whole: a table calloc()ed once and used sparsely
+ * keeps its 4 KiB pages.  2: from the first block; 0: never.  Nothing is
+ * done when /sys/kernel/mm/transparent_hugepage/enabled says [never].
  */
-static bool huge_thp = true;
-kmem_param("malloc.huge_thp", huge_thp, bool,
-	   "2 MiB-aligned, MADV_HUGEPAGE mappings for blocks over 4 MiB (default: on)");
+static unsigned int huge_thp = 1;
+kmem_param("malloc.huge_thp", huge_thp, uint,
+	   "2 MiB pages for blocks over 4 MiB: 0 never, 1 once such a block was freed, 2 always");
 
 static int thp_mode = -1;	/* -1: not read yet; 0: never; 1: madvise or always */
+static bool huge_freed;		/* a block over 4 MiB was freed */
 
 static bool thp_on(void)
 {
 	int mode = __atomic_load_n(&thp_mode, __ATOMIC_RELAXED);
 
+	if (!huge_thp || (huge_thp == 1 && !__atomic_load_n(&huge_freed, __ATOMIC_RELAXED)))
+		return false;
 	if (mode < 0) {
 		char buf[64] = "";
 		int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
@@ -85,7 +90,7 @@ static bool thp_on(void)
 		mode = fd >= 0 && !strstr(buf, "[never]");
 		__atomic_store_n(&thp_mode, mode, __ATOMIC_RELAXED);
 	}
-	return mode && huge_thp;
+	return mode;
 }
 
 static kmem_lock_t huge_lock = KMEM_LOCK_INIT;
@@ -572,6 +577,7 @@ bool huge_free(void *p)
 	}
 	struct huge_entry copy = *e;
 	remove_entry(e);
+	__atomic_store_n(&huge_freed, true, __ATOMIC_RELAXED);
 	struct retained old[HUGE_RETAIN_MAX + 1];
 	int n = 0;
 	/* Plain mappings only: an aligned one would not fit an unaligned request's reuse. */
