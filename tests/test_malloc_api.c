@@ -852,7 +852,8 @@ static long minor_faults(void)
  * 64 by default, none over half of it): the next block of about that size
  * is the same mapping, without an mmap or page faults.  calloc gets one
  * too, cleared; a bigger block grows the biggest with mremap (its pages
- * come along, resident); freed neighbours join.  malloc_trim() unmaps them.
+ * come along, resident), or is made of several; freed neighbours join.
+ * malloc_trim() unmaps them.
  */
 KTEST(huge_blocks_are_reused)
 {
@@ -925,6 +926,59 @@ KTEST(huge_blocks_are_reused)
 	malloc_trim(0);
 	unsigned long trimmed = rss_bytes();
 	KT_EXPECT(with - trimmed >= 20 * n - 8 * MiB);	/* all of them, after the trim */
+}
+
+/*
+ * A block bigger than every retained one is made of several of them,
+ * moved (mremap) into one mapping, biggest first: their pages come along,
+ * resident, and RSS does not grow by the block's size.  Three freed 6 MiB
+ * blocks, kept apart by live ones, make a 16 MiB block; growing only the
+ * biggest, 10 MiB of it were fresh pages.
+ */
+KTEST(huge_block_assembled_from_retained_ones)
+{
+	size_t n = 6 * MiB, big = 16 * MiB;
+	unsigned char *a[3], *sep[3];
+
+	malloc_trim(0);
+	for (int i = 0; i < 3; i++) {
+		a[i] = k_malloc(n);
+		sep[i] = k_malloc(n);
+		KT_ASSERT(a[i] != NULL && sep[i] != NULL);
+		memset(a[i], 0xa0 + i, n);
+		memset(sep[i], 0x55, n);
+	}
+	for (int i = 0; i < 3; i++)
+		k_free(a[i]);
+	unsigned long r0 = rss_bytes();
+	unsigned char *p = k_malloc(big);
+	KT_ASSERT(p != NULL);
+	size_t reused = 0;
+	for (size_t o = 0; o < big; o += 4096)
+		reused += p[o] >= 0xa0 && p[o] <= 0xa2 ? 4096 : 0;
+	memset(p, 1, big);
+	unsigned long r1 = rss_bytes();
+	if (reused < 12 * MiB || r1 - r0 > 6 * MiB)
+		KT_FAIL("malloc(16 MiB) after freeing 3 x 6 MiB: %zu KiB of their pages reused, "
+			"RSS +%lu KiB", reused >> 10, (r1 - r0) >> 10);
+	k_free(p);
+	/* The same for calloc(), which clears them. */
+	unsigned char *z = k_calloc(big, 1);
+	KT_ASSERT(z != NULL);
+	for (size_t o = 0; o < big; o += 512)
+		if (z[o]) {
+			KT_FAIL("calloc(16 MiB) of reused blocks: byte %zu not zero", o);
+			break;
+		}
+	KT_EXPECT(z[big - 1] == 0);
+	memset(z, 2, big);
+	KT_EXPECT(rss_bytes() - r0 <= 6 * MiB);
+	k_free(z);
+	for (int i = 0; i < 3; i++)
+		k_free(sep[i]);
+	unsigned long held = rss_bytes();
+	malloc_trim(0);
+	KT_EXPECT(held - rss_bytes() >= big + 3 * n - 4 * MiB);	/* and trim gives them back */
 }
 
 /*
