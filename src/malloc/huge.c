@@ -342,10 +342,9 @@ static void put_back(const struct retained *r, int n)
  * host's shadow of the page tables) already knows them.  Moved entry by
  * entry, a 20 MiB block took 0.8-6.7 ms to move and its next touch a page
  * 13-88 ms (0.15 unmoved); moved by page tables, 0.25 and 7.8 ms; 16 MiB
- * in 2 MiB pages, 0.13-0.32 and 0.07-0.17 ms.  The first touch of a moved
- * 4 KiB page still traps to the hypervisor (1-5 us); populated at once
- * (MADV_POPULATE_WRITE) it costs 0.35-0.4 us, and 2 MiB pages moved then
- * populated made calloc() 3x cheaper than touched.  @zero: clear what they
+ * in 2 MiB pages, 0.13-0.32 and 0.07-0.17 ms.  (Populating the moved
+ * pages at once, MADV_POPULATE_WRITE, was tried: 1.1-1.35x the CPU time
+ * of blocks of 5-25 MiB replaced at random.)  @zero: clear what they
  * held.  A piece that does not move (one made of two mappings that the
  * kernel keeps as two areas) leaves fresh memory in its place and goes
  * back to the retained ones, as does the rest of the last one used.
@@ -375,7 +374,6 @@ static uintptr_t assemble(struct retained *pc, int n, size_t len, bool zero)
 		if (mremap((void *)pc[i].map, take, take, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   dst + pos) == MAP_FAILED)
 			continue;
-		os_populate(dst + pos, take);
 		if (zero)
 			memset(dst + pos, 0, take);
 		pc[i].map += take;
