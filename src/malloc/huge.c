@@ -397,7 +397,7 @@ static uintptr_t assemble(struct retained *pc, int n, size_t len, bool zero)
  * the biggest ones, enough of them to cover @len, are moved into one block
  * (assemble()): blocks of 5-25 MiB replaced at random (twenty live, 64
  * MiB retained) faulted 82 MiB in 40 replacements growing only the biggest
- * one, 57 MiB taking them all.  Pieces under 2 MiB are left: each would
+ * one, 54-63 MiB taking them all (in 4 KiB pages).  Pieces under 2 MiB are left: each would
  * cost a fresh gap about as big as itself.
  */
 static uintptr_t reuse_retained(size_t len, bool zero)
