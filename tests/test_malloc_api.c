@@ -982,6 +982,49 @@ KTEST(huge_block_assembled_from_retained_ones)
 }
 
 /*
+ * Once a block over 4 MiB was freed (malloc.huge_thp=1), new ones start on
+ * a 2 MiB boundary and may have transparent huge pages: smaps says
+ * THPeligible for their mapping (unless the kernel's THP is [never]).
+ */
+KTEST(huge_blocks_get_2mib_pages_once_one_was_freed)
+{
+	char mode[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = 0;
+		fclose(f);
+	}
+	if (!mode[0] || strstr(mode, "[never]"))
+		return;		/* no THP here: nothing to check */
+	k_free(k_malloc(8 * MiB));
+	malloc_trim(0);		/* no retained mapping: a fresh one */
+	unsigned char *p = k_malloc(12 * MiB);
+	KT_ASSERT(p != NULL);
+	memset(p, 1, 12 * MiB);
+	KT_EXPECT(((uintptr_t)p & (2 * MiB - 1)) == 0);
+	/* The mapping's THPeligible line in /proc/self/smaps. */
+	int eligible = -1;
+	char line[256];
+	bool in = false;
+	f = fopen("/proc/self/smaps", "r");
+	KT_ASSERT(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perm[5];
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perm) == 3)	/* a mapping's first line */
+			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+		if (in && sscanf(line, "THPeligible: %d", &eligible) == 1)
+			break;
+	}
+	fclose(f);
+	if (eligible >= 0)
+		KT_EXPECT(eligible == 1);
+	k_free(p);
+}
+
+/*
  * A buffer grown by realloc() past 4 MiB, by halves, round after round:
  * from the second round on its blocks are the retained mappings, grown in
  * place, without page faults (before: every page faulted in again each
