@@ -982,11 +982,47 @@ KTEST(huge_block_assembled_from_retained_ones)
 }
 
 /*
- * Once a block over 4 MiB was freed (malloc.huge_thp=1), new ones start on
- * a 2 MiB boundary and may have transparent huge pages: smaps says
- * THPeligible for their mapping (unless the kernel's THP is [never]).
+ * With malloc.huge_thp=1, once a block over 4 MiB was freed, new ones
+ * start on a 2 MiB boundary and may have transparent huge pages: smaps
+ * says THPeligible for their mapping.  Run in a fresh process with that
+ * parameter (huge_thp_main()), unless the kernel's THP is [never].
  */
-KTEST(huge_blocks_get_2mib_pages_once_one_was_freed)
+static bool run_fresh_cmdline(const char *mode, const char *cmdline);
+
+static int huge_thp_main(void)
+{
+	k_free(k_malloc(8 * MiB));
+	malloc_trim(0);		/* no retained mapping: a fresh one */
+	unsigned char *p = k_malloc(12 * MiB);
+	if (!p)
+		return 1;
+	memset(p, 1, 12 * MiB);
+	int eligible = -1;
+	char line[256];
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perm[5];
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perm) == 3)	/* a mapping's first line */
+			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+		if (in && sscanf(line, "THPeligible: %d", &eligible) == 1)
+			break;
+	}
+	fclose(f);
+	int rc = 0;
+	if (((uintptr_t)p & (2 * MiB - 1)) || eligible == 0) {
+		fprintf(stderr, "malloc.huge_thp=1: a 12 MiB block after a free at %p, THPeligible %d\n",
+			(void *)p, eligible);
+		rc = 1;
+	}
+	k_free(p);
+	return rc;
+}
+
+KTEST(huge_blocks_get_2mib_pages_with_huge_thp)
 {
 	char mode[128] = "";
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
@@ -998,30 +1034,7 @@ KTEST(huge_blocks_get_2mib_pages_once_one_was_freed)
 	}
 	if (!mode[0] || strstr(mode, "[never]"))
 		return;		/* no THP here: nothing to check */
-	k_free(k_malloc(8 * MiB));
-	malloc_trim(0);		/* no retained mapping: a fresh one */
-	unsigned char *p = k_malloc(12 * MiB);
-	KT_ASSERT(p != NULL);
-	memset(p, 1, 12 * MiB);
-	KT_EXPECT(((uintptr_t)p & (2 * MiB - 1)) == 0);
-	/* The mapping's THPeligible line in /proc/self/smaps. */
-	int eligible = -1;
-	char line[256];
-	bool in = false;
-	f = fopen("/proc/self/smaps", "r");
-	KT_ASSERT(f != NULL);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char perm[5];
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perm) == 3)	/* a mapping's first line */
-			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
-		if (in && sscanf(line, "THPeligible: %d", &eligible) == 1)
-			break;
-	}
-	fclose(f);
-	if (eligible >= 0)
-		KT_EXPECT(eligible == 1);
-	k_free(p);
+	KT_EXPECT(run_fresh_cmdline("--huge-thp", "malloc.huge_thp=1"));
 }
 
 /*
@@ -2172,6 +2185,8 @@ int main(int argc, char **argv)
 		return past_8k_main(true);
 	if (argc > 1 && !strcmp(argv[1], "--small-first"))
 		return small_first_main();
+	if (argc > 1 && !strcmp(argv[1], "--huge-thp"))
+		return huge_thp_main();
 
 	if (KMEM_TEST_SANITIZED) {
 		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");
