@@ -935,7 +935,7 @@ KTEST(huge_blocks_are_reused)
  * blocks, kept apart by live ones, make a 16 MiB block; growing only the
  * biggest, 10 MiB of it were fresh pages.
  */
-KTEST(huge_block_assembled_from_retained_ones)
+static void huge_block_assembled(void)
 {
 	size_t n = 6 * MiB, big = 16 * MiB;
 	unsigned char *a[3], *sep[3];
@@ -981,13 +981,34 @@ KTEST(huge_block_assembled_from_retained_ones)
 	KT_EXPECT(held - rss_bytes() >= big + 3 * n - 4 * MiB);	/* and trim gives them back */
 }
 
+static bool run_fresh_cmdline(const char *mode, const char *cmdline);
+
+static bool thp_available(void)
+{
+	char mode[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = 0;
+		fclose(f);
+	}
+	return mode[0] && !strstr(mode, "[never]");
+}
+
+/* Several retained mappings make one block only with 2 MiB pages (malloc.huge_thp). */
+KTEST(huge_block_assembled_from_retained_ones)
+{
+	if (thp_available())
+		KT_EXPECT(run_fresh_cmdline("--huge-assembled", "malloc.huge_thp=1"));
+}
+
 /*
  * With malloc.huge_thp=1, once a block over 4 MiB was freed, new ones
  * start on a 2 MiB boundary and may have transparent huge pages: smaps
  * says THPeligible for their mapping.  Run in a fresh process with that
  * parameter (huge_thp_main()), unless the kernel's THP is [never].
  */
-static bool run_fresh_cmdline(const char *mode, const char *cmdline);
 
 static int huge_thp_main(void)
 {
@@ -1024,17 +1045,8 @@ static int huge_thp_main(void)
 
 KTEST(huge_blocks_get_2mib_pages_with_huge_thp)
 {
-	char mode[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-
-	if (f) {
-		if (!fgets(mode, sizeof(mode), f))
-			mode[0] = 0;
-		fclose(f);
-	}
-	if (!mode[0] || strstr(mode, "[never]"))
-		return;		/* no THP here: nothing to check */
-	KT_EXPECT(run_fresh_cmdline("--huge-thp", "malloc.huge_thp=1"));
+	if (thp_available())	/* else nothing to check */
+		KT_EXPECT(run_fresh_cmdline("--huge-thp", "malloc.huge_thp=1"));
 }
 
 /*
@@ -2187,6 +2199,10 @@ int main(int argc, char **argv)
 		return small_first_main();
 	if (argc > 1 && !strcmp(argv[1], "--huge-thp"))
 		return huge_thp_main();
+	if (argc > 1 && !strcmp(argv[1], "--huge-assembled")) {
+		huge_block_assembled();
+		return ktest_failed_now ? 1 : 0;
+	}
 
 	if (KMEM_TEST_SANITIZED) {
 		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");
