@@ -423,7 +423,7 @@ static uintptr_t reuse_retained(size_t len, bool zero)
 		 * Several only with 2 MiB pages: in 4 KiB pages each moved
 		 * page's first touch traps (1-5 us), and blocks of 5-25 MiB
 		 * replaced at random, though they faulted 23% fewer pages,
-		 * took as long, and realloc()s at random 1.1-1.35x.
+		 * took as long, and bench_big_blocks mix 1.0-1.35x.
 		 */
 		bool several = thp_on();
 		while (nr_retained && got < len && (several || !n)) {
