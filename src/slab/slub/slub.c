@@ -137,10 +137,12 @@ void publish_slab_uncounted(struct slab *slab)
 {
 	struct page *page = slab_page(slab);
 	unsigned int index = slab->slab_cache->index;
+	/* Where the tail past the last object begins, from the slab's start. */
+	unsigned long end = slab->obj_base + slab->obj_span - (uintptr_t)slab_address(slab);
 
 	/* Release stores: after the slab's fields and state (x86: plain moves). */
 	for (unsigned int i = 0; i < (1u << compound_order(page)); i++)
-		page_map_publish(page + i, slab_map_word(index, i));
+		page_map_publish(page + i, slab_map_word(index, i, end));
 	page_set_flag(page, PG_slab);
 }
 
@@ -159,11 +161,15 @@ struct slab *new_slab(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c,
 		return NULL;
 	char *base = slab_address(slab);
 	void *prev = NULL;
+	const bool keyed = slub_free_key_apart(s);
 
 	for (int i = (int)objects - 1; i >= 0; i--) {
 		void *obj = base + (size_t)i * s->size + s->red_left_pad;
 		if (s->ctor)
 			slub_run_ctor(s, obj);
+		/* Free objects carry the free key (slub_free_ptr()), these from the start. */
+		if (keyed)
+			*slub_free_key_word(s, obj) = s->free_key;
 		set_freepointer(s, obj, prev);
 		prev = obj;
 	}
@@ -814,6 +820,15 @@ bool slub_object_is_free(struct kmem_cache *s, struct slab *slab, struct kmem_ca
 	}
 	/* Peeked first: most caches' barns are empty (a keyed live block comes here too). */
 	return __atomic_load_n(&slub_of(s)->barn.nr_full, __ATOMIC_RELAXED) && barn_holds(s, x);
+}
+
+__attribute__((noinline)) void __slub_free_word(void *x, unsigned long idx, uint32_t word,
+						unsigned long caller)
+{
+	struct slab *slab = page_slab(mm_model.mem_map + (idx - (word >> SLAB_MAP_HEAD_SHIFT)));
+
+	/* No slot_offset check against the cache: the compiler would use the cache's then. */
+	__slub_free_ip(slab->slab_cache, slab_map_slot(word), slab, x, caller);
 }
 
 void __slub_free_slow(struct kmem_cache *s, struct page *head, void *x, unsigned long caller)

@@ -367,36 +367,61 @@ static inline bool slub_thread_live(void)
 
 /*
  * A slab page's page map word (mm.h), in every page of the slab: the byte
- * offset of its cache's slot in struct slub_thread (bits 0..19), so that
- * kfree() finds the slot with one load indexed by the pointer's pfn
- * (slub_free_ptr()), and the page's distance from the slab's head page
- * (bits 20..30), so that it finds the struct slab without reading the tail
- * struct page: the page map is 4 bytes a page and stays in cache where
- * mem_map, 64 bytes a page, does not (frag: a quarter of free()'s misses).
+ * offset of its cache's slot in struct slub_thread (bits 8..18; slots are
+ * 256 bytes), so that kfree() finds the slot with one load indexed by the
+ * pointer's pfn (slub_free_ptr()), and the page's distance from the slab's
+ * head page (bits 20..30), so that it finds the slab's start without
+ * reading the tail struct page: the page map is 4 bytes a page and stays in
+ * cache where mem_map, 64 bytes a page, does not (frag: a quarter of
+ * free()'s misses).  Bits 0..7 say where the page's last object may start
+ * (slab_map_lim()): 128 for a page every byte of which is in an object,
+ * less on the pages of the slab's tail, the bytes past its last object.
  * Slot 0 belongs to no cache, so a slab page's word is never 0, and the
  * words are set when the slab is published and cleared first when it is
  * discarded (slub.c): any other page's word is 0, which is how the free
  * fast path tells a slab page.
  */
 #define SLAB_MAP_HEAD_SHIFT	20
+#define SLAB_MAP_LIM_MASK	0xffu
+#define SLAB_MAP_LIM_SHIFT	5	/* the limit is in units of 32 bytes */
+#define SLAB_MAP_LIM_PAGE	(PAGE_SIZE >> SLAB_MAP_LIM_SHIFT)
 
 _Static_assert(KMEM_MAX_CACHES * sizeof(struct kmem_cache_cpu) <= (1u << SLAB_MAP_HEAD_SHIFT),
 	       "slot offsets must fit below the head distance");
 _Static_assert(MAX_PAGE_ORDER <= 32 - SLAB_MAP_HEAD_SHIFT - 1, "head distances must fit in the word");
+_Static_assert(SLAB_MAP_LIM_PAGE <= SLAB_MAP_LIM_MASK && sizeof(struct kmem_cache_cpu) > SLAB_MAP_LIM_MASK,
+	       "the page's limit must fit below the slot offset");
 
 static inline uint32_t slab_slot_offset(unsigned int index)
 {
 	return index * (uint32_t)sizeof(struct kmem_cache_cpu);
 }
 
-static inline uint32_t slab_map_word(unsigned int index, unsigned int nth_page)
+/*
+ * The word of the page @nth_page of a slab whose objects of the fast path
+ * start below @end bytes from the slab's start (objects * size, its tail
+ * after): object starts in the page below the limit are objects.  Rounded
+ * down to 32 bytes (a start in the last 32 bytes before the tail takes the
+ * free's slow path, which checks it against the slab).
+ */
+static inline uint32_t slab_map_word(unsigned int index, unsigned int nth_page, unsigned long end)
 {
-	return slab_slot_offset(index) | (nth_page << SLAB_MAP_HEAD_SHIFT);
+	unsigned long start = (unsigned long)nth_page << PAGE_SHIFT;
+	unsigned long in = end > start ? end - start : 0;
+	uint32_t lim = in >= PAGE_SIZE ? SLAB_MAP_LIM_PAGE : (uint32_t)(in >> SLAB_MAP_LIM_SHIFT);
+
+	return slab_slot_offset(index) | (nth_page << SLAB_MAP_HEAD_SHIFT) | lim;
 }
 
 static inline uint32_t slab_map_slot(uint32_t word)
 {
-	return word & ((1u << SLAB_MAP_HEAD_SHIFT) - 1);
+	return word & ((1u << SLAB_MAP_HEAD_SHIFT) - 1) & ~SLAB_MAP_LIM_MASK;
+}
+
+/* Object starts in the page of @word are below this in-page offset (see slab_map_word()). */
+static inline uint32_t slab_map_lim(uint32_t word)
+{
+	return (word & SLAB_MAP_LIM_MASK) << SLAB_MAP_LIM_SHIFT;
 }
 
 /* The head of @page by its page map word: @page itself for a page of no slab. */
@@ -702,7 +727,7 @@ static __attribute__((always_inline)) inline void *slub_alloc(struct kmem_cache 
  * It replaces the two compares with the top of the sheaf (the last free),
  * which it covers: the pair costs one instruction more.
  */
-extern uintptr_t slub_free_key;
+extern uintptr_t slub_free_key __attribute__((visibility("hidden")));
 struct kmem_cache_cpu;
 /* slub.c: a free found the free key in @x: is it among the free objects this thread can see? */
 bool slub_object_is_free(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c, void *x);
@@ -738,9 +763,10 @@ static __attribute__((always_inline)) inline bool slub_free_keyed(const struct k
  * middle of a slot, an object already free (the free key).  Everything else goes
  * to the slow path's full checks and reports.
  */
-static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache *s,
-							      uint32_t slot_offset,
-							      struct slab *slab, void *x)
+static __attribute__((always_inline)) inline void __slub_free_ip(struct kmem_cache *s,
+								 uint32_t slot_offset,
+								 struct slab *slab, void *x,
+								 unsigned long caller)
 {
 	{
 		struct kmem_cache_cpu *c = slub_slot(slub_this, slot_offset);
@@ -781,14 +807,38 @@ static __attribute__((always_inline)) inline void __slub_free(struct kmem_cache 
 		}
 	}
 	/* The miss path is the back-end's: SLUB's own, or the one chosen at boot (fastpath.h). */
-	slab_ops.free(s, slab_page(slab), x, _RET_IP_);
+	slab_ops.free(s, slab_page(slab), x, caller);
 }
+
+/* The caller's address is read on the miss only (kernel _RET_IP_ of the inlining function). */
+#define __slub_free(s, slot_offset, slab, x)	__slub_free_ip(s, slot_offset, slab, x, _RET_IP_)
 
 static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,
 							    struct slab *slab, void *x)
 {
 	__slub_free(s, slab_slot_offset(s->index), slab, x);
 }
+
+/*
+ * The free fast path's own constants of each cache, by slot index (a slab
+ * page's word names the slot): div_magic(size) when a free of the cache
+ * may be decided from the page map word alone (slub_free_ptr()), else 0,
+ * which no offset passes.  Dense (a program's caches in a few lines), so
+ * a free reads neither the slab's struct page nor the cache.  Set when
+ * the cache is made, before any slab of it exists; 0 again when its
+ * index is given back.
+ */
+extern uint64_t slub_free_magic[KMEM_MAX_CACHES] __attribute__((visibility("hidden")));
+
+/*
+ * slub_free_ptr() when the page map word alone did not decide: the free
+ * through the slab and its cache (slub.c).  Out of line, so that the word's
+ * path keeps its registers to itself (no saves).
+ */
+void __slub_free_word(void *x, unsigned long idx, uint32_t word, unsigned long caller);
+
+/* The free key's low byte (slub_thread.c sets it): the first compare needs no load. */
+#define SLUB_FREE_KEY_LOW	0xa5
 
 /*
  * kfree() and free() of any pointer @x: false if @x is in no slab page (or
@@ -798,14 +848,34 @@ static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s
  * loads through the slot's hot word, and the free's store address is on
  * it.  Pointer -> pfn -> map word -> store is one shift and one load
  * (through the head and its cache it would be three loads: a
- * kmem_cache_alloc + kfree pair took 11.5 ns that way, 9.1 this way).  The same word gives the head, off that
- * chain, and says whether the page is a slab's at all: a slab page's word
- * is never 0 and every other page's is, so there is no PG_slab test and
- * no struct page of @x's own page to compute (the words are set last when
- * a slab is published and cleared first when it is discarded, see
- * publish_slab_uncounted()).  One index, pfn -
- * base_pfn, serves the range check, the map and mem_map, and NULL fails
- * the range check (free(NULL) needs no test of its own).
+ * kmem_cache_alloc + kfree pair took 11.5 ns that way, 9.1 this way).  A
+ * slab page's word is never 0 and every other page's is, so there is no
+ * PG_slab test and no struct page of @x's own page to compute (the words
+ * are set last when a slab is published and cleared first when it is
+ * discarded, see publish_slab_uncounted()).  One index, pfn - base_pfn,
+ * serves the range check and the map, and NULL fails the range check
+ * (free(NULL) needs no test of its own).
+ *
+ * The push into the slot's main sheaf needs no struct slab and no
+ * kmem_cache either (each a cache line, and a chain of dependent loads
+ * behind the map word: larson's free() missed L1 1.6 times a call on
+ * them).  Every check of __slub_free() is made, or implied, from the word,
+ * the cache's constant in slub_free_magic and the object's first word:
+ * - the slab and its cache: the word names the slot, and the slot's index
+ *   is the cache's (the words are written from slab->slab_cache->index);
+ * - an object's start: the offset from the slab's start (the page's
+ *   distance from the head in the word, the in-page offset from @x) is a
+ *   multiple of the size, where the cache's objects start at the slab's
+ *   start (no left red zone: a 0 magic otherwise);
+ * - not in the tail past the last object: the in-page offset is below the
+ *   page's limit in the word;
+ * - not free already: the free key in its first word, which every free
+ *   object of such a cache carries, on the slab's freelist too (a new
+ *   slab's objects are keyed when made: new_slab(), and so are released
+ *   objects coming back, slab_unrelease()), which covers a free into a
+ *   slab all of whose objects are free (inuse 0).  Caches whose free
+ *   pointer shares the key's word (8-byte objects) keep magic 0.
+ * Anything that fails, or a full main, goes to __slub_free() as before.
  */
 static __attribute__((always_inline)) inline bool slub_free_ptr(void *x)
 {
@@ -819,9 +889,26 @@ static __attribute__((always_inline)) inline bool slub_free_ptr(void *x)
 
 	if (unlikely(!word))
 		return false;
-	struct slab *slab = page_slab(mm_model.mem_map + (idx - (word >> SLAB_MAP_HEAD_SHIFT)));
-	/* No slot_offset check against the cache: the compiler would use the cache's then. */
-	__slub_free(slab->slab_cache, slab_map_slot(word), slab, x);
+	uint32_t slot = slab_map_slot(word);
+	struct kmem_cache_cpu *c = slub_slot(slub_this, slot);
+	uint32_t in_page = (uint32_t)(uintptr_t)x & (PAGE_SIZE - 1);
+	uint32_t off = in_page | ((word >> SLAB_MAP_HEAD_SHIFT) << PAGE_SHIFT);
+	uint64_t magic = __atomic_load_n((const uint64_t *)((const char *)slub_free_magic +
+							   slot / (sizeof(struct kmem_cache_cpu) / sizeof(uint64_t))), __ATOMIC_RELAXED);
+	unsigned int n = c->count;
+
+	if (likely(n < c->cap) && likely(offset_is_multiple(off, magic)) &&
+	    likely(in_page < slab_map_lim(word)) &&
+	    likely(*(const unsigned char *)x != SLUB_FREE_KEY_LOW || *(uintptr_t *)x != slub_free_key)) {
+		*(uintptr_t *)x = slub_free_key;
+		/* hot not read: whatever it was, x is the top now. */
+		c->objs[n] = x;
+		c->count = n + 1;
+		c->hot = x;
+		stat_inc(c, FREE_PCS);
+		return true;
+	}
+	__slub_free_word(x, idx, word, _RET_IP_);
 	return true;
 }
 

@@ -40,8 +40,24 @@ static unsigned int get_cache_index(void)
 	return index;
 }
 
+uint64_t slub_free_magic[KMEM_MAX_CACHES];
+
+/*
+ * May a free of @s be decided from the page map word (slub_free_ptr())?
+ * Its objects go through sheaves, start at the slab's start (no left red
+ * zone), hold the free key in their first word, apart from the free
+ * pointer (so every free object carries it), and nothing else (debug) is
+ * checked on a free.
+ */
+static bool slub_free_by_word(const struct kmem_cache *s)
+{
+	return slub_of(s)->sheaf_capacity && !s->red_left_pad && !s->free_key_off &&
+	       slub_free_key_apart(s) && s->free_key == slub_free_key;
+}
+
 static void put_cache_index(unsigned int index)
 {
+	__atomic_store_n(&slub_free_magic[index], 0, __ATOMIC_RELAXED);
 	kmem_lock(&slub_threads_lock);
 	free_index[nr_free_index++] = (uint16_t)index;
 	kmem_unlock(&slub_threads_lock);
@@ -155,6 +171,8 @@ int slub_cache_create(struct kmem_cache *s)
 	slub_of(s)->cpu_partial_slabs = slub_of(s)->cpu_partial ? slub_cpu_partial_slabs(slub_of(s)->cpu_partial, l.objects) : 0;
 	slub_of(s)->sheaf_capacity = slub_sheaves ? slub_sheaf_capacity(l.size, s->flags, 0) : 0;
 	barn_init(s);
+	/* Before any slab of it is published (release stores, publish_slab_uncounted()). */
+	__atomic_store_n(&slub_free_magic[index], slub_free_by_word(s) ? s->div_magic : 0, __ATOMIC_RELAXED);
 	s->random = 0;
 	if (slab_freelist_hardened) {
 		/* A per-cache key; the low bit set so it is never 0. */

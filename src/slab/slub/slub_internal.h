@@ -121,6 +121,17 @@ static inline bool kmem_cache_debug(const struct kmem_cache *s)
 	return !slub_has_cpu_partial(s->flags);
 }
 
+/*
+ * Does a free object of @s keep the free key while on a slab's freelist
+ * (its word is not the free pointer's), so that every free object can
+ * carry it?  Not for debug caches, whose free objects are poisoned or
+ * checked by other means.
+ */
+static inline bool slub_free_key_apart(const struct kmem_cache *s)
+{
+	return s->free_key_off != s->offset && !kmem_cache_debug(s);
+}
+
 /* @orig_size: the size asked for (kmalloc red zone), 0 for the whole object. */
 void *alloc_single(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_cpu *c, unsigned long caller,
 		   unsigned int orig_size);

@@ -167,11 +167,15 @@ static void *chain_bitmap(struct kmem_cache *s, const struct slab_geom *g, const
 			  void **tail, unsigned int *n)
 {
 	void *head = NULL, *prev = NULL;
+	const bool keyed = slub_free_key_apart(s);
 
 	*n = 0;
 	for (unsigned int w = 0; w < (g->objects + 63) / 64; w++)
 		for (uint64_t bits = bm[w]; bits; bits &= bits - 1) {
 			void *obj = (void *)(g->base + (uintptr_t)(w * 64 + __builtin_ctzll(bits)) * g->size);
+			/* A free object carries the free key (slub_free_ptr()); a released page's came back 0. */
+			if (keyed)
+				*slub_free_key_word(s, obj) = s->free_key;
 			if (prev)
 				set_freepointer(s, prev, obj);
 			else

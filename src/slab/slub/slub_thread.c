@@ -401,7 +401,7 @@ int slub_init(void)
 	 */
 	slub_free_key = (os_now_ns() * 0x9E3779B97F4A7C15ull) ^ ((uintptr_t)&slub_key << 12) ^
 			((uintptr_t)os_getpid() << 32);
-	slub_free_key = (slub_free_key & ~(uintptr_t)0xff) | 0xa5;
+	slub_free_key = (slub_free_key & ~(uintptr_t)0xff) | SLUB_FREE_KEY_LOW;
 	if (os_thread_exit_key_create(&slub_key, slub_thread_exit)) {
 		pr_warn("no pthread key left: a thread's cached objects stay in its sheaves when it exits\n");
 		return 0;
