@@ -418,10 +418,13 @@ static inline uint32_t slab_map_slot(uint32_t word)
 	return word & ((1u << SLAB_MAP_HEAD_SHIFT) - 1) & ~SLAB_MAP_LIM_MASK;
 }
 
-/* Object starts in the page of @word are below this in-page offset (see slab_map_word()). */
-static inline uint32_t slab_map_lim(uint32_t word)
+/*
+ * May an object of the page of @word start at @in_page (see
+ * slab_map_word())?  A compare of two bytes: in_page >> 5 is below 128.
+ */
+static inline bool slab_map_below_lim(uint32_t word, uint32_t in_page)
 {
-	return (word & SLAB_MAP_LIM_MASK) << SLAB_MAP_LIM_SHIFT;
+	return (uint8_t)(in_page >> SLAB_MAP_LIM_SHIFT) < (uint8_t)(word & SLAB_MAP_LIM_MASK);
 }
 
 /* The head of @page by its page map word: @page itself for a page of no slab. */
@@ -807,11 +810,14 @@ static __attribute__((always_inline)) inline void __slub_free_ip(struct kmem_cac
 		}
 	}
 	/* The miss path is the back-end's: SLUB's own, or the one chosen at boot (fastpath.h). */
-	slab_ops.free(s, slab_page(slab), x, caller);
+	slab_ops.free(s, slab_page(slab), x, caller ? caller : _RET_IP_);
 }
 
-/* The caller's address is read on the miss only (kernel _RET_IP_ of the inlining function). */
-#define __slub_free(s, slot_offset, slab, x)	__slub_free_ip(s, slot_offset, slab, x, _RET_IP_)
+/*
+ * @caller 0: _RET_IP_ of the function this is inlined into, read on the
+ * miss only (an argument read before the fast path costs every free one).
+ */
+#define __slub_free(s, slot_offset, slab, x)	__slub_free_ip(s, slot_offset, slab, x, 0)
 
 static __attribute__((always_inline)) inline void slub_free(struct kmem_cache *s,
 							    struct slab *slab, void *x)
@@ -898,7 +904,7 @@ static __attribute__((always_inline)) inline bool slub_free_ptr(void *x)
 	unsigned int n = c->count;
 
 	if (likely(n < c->cap) && likely(offset_is_multiple(off, magic)) &&
-	    likely(in_page < slab_map_lim(word)) &&
+	    likely(slab_map_below_lim(word, in_page)) &&
 	    likely(*(const unsigned char *)x != SLUB_FREE_KEY_LOW || *(uintptr_t *)x != slub_free_key)) {
 		*(uintptr_t *)x = slub_free_key;
 		/* hot not read: whatever it was, x is the top now. */
