@@ -906,11 +906,12 @@ static __attribute__((always_inline)) inline bool slub_free_ptr(void *x)
 	if (likely(n < c->cap) && likely(offset_is_multiple(off, magic)) &&
 	    likely(slab_map_below_lim(word, in_page)) &&
 	    likely(*(const unsigned char *)x != SLUB_FREE_KEY_LOW || *(uintptr_t *)x != slub_free_key)) {
-		*(uintptr_t *)x = slub_free_key;
 		/* hot not read: whatever it was, x is the top now. */
 		c->objs[n] = x;
 		c->count = n + 1;
 		c->hot = x;
+		/* Last: the slot's loads above go before this store to the block. */
+		*(uintptr_t *)x = slub_free_key;
 		stat_inc(c, FREE_PCS);
 		return true;
 	}
