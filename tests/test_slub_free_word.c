@@ -37,6 +37,27 @@ static bool by_word(struct kmem_cache *s)
 	return slab_test_is_slub() && slub_free_magic[s->index] != 0;
 }
 
+/*
+ * A new cache of @size whose frees are decided by the word, or NULL (the
+ * test is skipped: under SLAB, SLOB or without sheaves they take the
+ * slab's path, which the other suites cover).
+ */
+static struct kmem_cache *word_cache(const char *name, unsigned int size)
+{
+	struct kmem_cache *s = new_cache(name, size);
+
+	if (!s) {
+		KT_FAIL("kmem_cache_create(%s, %u) failed", name, size);
+		return NULL;
+	}
+	if (!by_word(s)) {
+		fprintf(stderr, "  skipped: frees of this cache take the slab's path\n");
+		kmem_cache_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* @n objects of @s, none of them @avoid, each written through; 0 on failure. */
 static int alloc_avoiding(struct kmem_cache *s, void **p, unsigned int n, const void *avoid)
 {
@@ -57,13 +78,9 @@ KTEST(tail_past_the_last_object_is_not_an_object)
 	enum { N = 600 };
 	static void *p[N];
 	/* 96 B: 4096 << order is never a multiple of 96, so every slab has a tail. */
-	struct kmem_cache *s = new_cache("fw_tail", 96);
-	KT_ASSERT(s);
-	if (!by_word(s)) {
-		fprintf(stderr, "  skipped: frees of this cache take the slab's path\n");
-		kmem_cache_destroy(s);
+	struct kmem_cache *s = word_cache("fw_tail", 96);
+	if (!s)
 		return;
-	}
 	char *x = kmem_cache_alloc(s, GFP);
 	KT_ASSERT(x);
 	struct slab *slab = virt_to_slab(x);
@@ -91,13 +108,9 @@ KTEST(double_free_into_a_slab_with_no_object_in_use)
 {
 	enum { N = 400 };
 	static void *p[N];
-	struct kmem_cache *s = new_cache("fw_empty", 256);
-	KT_ASSERT(s);
-	if (!by_word(s)) {
-		fprintf(stderr, "  skipped: frees of this cache take the slab's path\n");
-		kmem_cache_destroy(s);
+	struct kmem_cache *s = word_cache("fw_empty", 256);
+	if (!s)
 		return;
-	}
 	KT_ASSERT(alloc_avoiding(s, p, N, NULL));
 	for (unsigned int i = 0; i < N; i++)
 		kfree(p[i]);
@@ -129,13 +142,9 @@ KTEST(free_of_an_object_never_handed_out)
 {
 	enum { N = 300 };
 	static void *p[N];
-	struct kmem_cache *s = new_cache("fw_fresh", 128);
-	KT_ASSERT(s);
-	if (!by_word(s)) {
-		fprintf(stderr, "  skipped: frees of this cache take the slab's path\n");
-		kmem_cache_destroy(s);
+	struct kmem_cache *s = word_cache("fw_fresh", 128);
+	if (!s)
 		return;
-	}
 	char *x = kmem_cache_alloc(s, GFP);
 	KT_ASSERT(x);
 	struct slab *slab = virt_to_slab(x);
