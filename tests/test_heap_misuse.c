@@ -400,13 +400,14 @@ static const char *const slob_default_misses[] = {
  * Hardened.  SLUB and SLAB: a write past the size asked for but inside
  * the slot needs the kmalloc red zone, which needs slab_debug=U (15x the
  * profile's cost): "kmem.hardened slab_debug=FZPU" catches it.  SLOB
- * (whose red zone follows the size asked for) poisons a freed block but
- * does not check the poison when it hands the memory out again: a free
- * block's bytes carry the heap's encoding, which moves as blocks split and
- * merge, so a write after free is not seen.
+ * (whose red zone follows the size asked for) misses nothing: its free
+ * blocks are poison past the heap's encoding, checked when the memory is
+ * handed out again or its block merges with a block freed next to it, and
+ * a page left wholly free is kept a while, so a write after the free that
+ * emptied it is seen when it is used again.
  */
 static const char *const slub_hardened_misses[] = { "overflow_1_slack", NULL };
-static const char *const slob_hardened_misses[] = { "write_after_free", "write_after_free_then_free", NULL };
+static const char *const slob_hardened_misses[] = { NULL };
 
 static const char *const *default_misses = slub_default_misses;
 static const char *const *hardened_misses = slub_hardened_misses;

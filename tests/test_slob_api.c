@@ -19,7 +19,10 @@
  *    slab); /proc/meminfo's Slab and vmstat's slab pages, which go back to
  *    where they were when everything is freed (empty pages return);
  *  - with slab_debug=ZP: a red zone overrun is reported at free and
- *    repaired, a freed block reads as poison.
+ *    repaired, a freed block reads as poison past the heap's encoding, and
+ *    a write after free (kmalloc's, a cache's) is reported once, when the
+ *    memory is handed out again or its block merges with a block freed
+ *    next to it.
  *
  * After every case the heap's pages are checked (slob_validate_all()).
  */
@@ -392,9 +395,98 @@ KTEST(slob_debug_redzone_poison)
 	KT_ASSERT(o && o2);
 	o[30] = 0;
 	BAD(kmem_cache_free(s, o), "Right Redzone overwritten");
-	/* Poisoned when freed: past the heap's own encoding words, it reads 0x6b ... 0xa5. */
+	/* Poisoned when freed: past the heap's encoding (4 bytes), the block (red zone in) reads 0x6b. */
 	kmem_cache_free(s, o2);
-	KT_ASSERT(slab_check_byte(o2 + 8, 21, 0x6b) == 0 && o2[29] == 0xa5);
+	KT_ASSERT(slab_check_byte(o2 + 4, 36, 0x6b) == 0);
+	kmem_cache_destroy(s);
+	KT_ASSERT(heap_ok());
+}
+
+/* Allocate @size (a cache's object if @s) until the block holds @at; all freed again. */
+static void *alloc_over(struct kmem_cache *s, size_t size, const unsigned char *at)
+{
+	void *p[64], *hit = NULL;
+	int n = 0;
+
+	while (n < 64 && !hit) {
+		unsigned char *q = s ? kmem_cache_alloc(s, GFP) : kmalloc(size, GFP);
+		if (!q)
+			break;
+		p[n++] = q;
+		/* A kmalloc block starts with its 16-byte header. */
+		if (at >= q - (s ? 0 : 16) && at < q + size)
+			hit = q;
+	}
+	while (n--)
+		s ? kmem_cache_free(s, p[n]) : kfree(p[n]);
+	return hit;
+}
+
+KTEST(slob_debug_write_after_free)
+{
+	if (!debug_on()) {
+		fprintf(stderr, "  skipped: needs slab_debug=ZP (the @debug variant)\n");
+		return;
+	}
+	void *hit;
+	/*
+	 * kmalloc: a byte written after the free, found when the memory is
+	 * handed out again.  Its neighbours stay live: a page wholly free goes
+	 * back to the page allocator, and what is written there is not the
+	 * heap's to see.
+	 */
+	unsigned char *k[3];
+	for (int j = 0; j < 3; j++)
+		KT_ASSERT((k[j] = kmalloc(1000, GFP)));
+	kfree(k[1]);
+	k[1][500] = 0;
+	BAD(hit = alloc_over(NULL, 1000, k[1] + 500), "Poison overwritten");
+	KT_ASSERT(hit);
+	kfree(k[0]);
+	kfree(k[2]);
+	KT_ASSERT(heap_ok());
+
+	/* A cache's object: the same. */
+	struct kmem_cache *s = kmem_cache_create("slob_waf", 200, 0, 0, NULL);
+	KT_ASSERT(s);
+	unsigned char *o[3];
+	for (int j = 0; j < 3; j++)
+		KT_ASSERT((o[j] = kmem_cache_alloc(s, GFP)));
+	kmem_cache_free(s, o[1]);
+	memset(o[1] + 100, 0x41, 16);
+	BAD(hit = alloc_over(s, 200, o[1] + 100), "Poison overwritten");
+	KT_ASSERT(hit);
+	kmem_cache_free(s, o[0]);
+	kmem_cache_free(s, o[2]);
+	KT_ASSERT(heap_ok());
+
+	/* Found when the written block merges with its neighbour below, freed after the write. */
+	unsigned char *x[8];
+	int i;
+	for (i = 0; i < 8; i++)
+		x[i] = kmalloc(1000, GFP);	/* 1024-byte blocks with the header and the red zone */
+	for (i = 0; i + 1 < 8; i++)
+		if (x[i] && x[i + 1] == x[i] + 1024)
+			break;
+	KT_ASSERT(i + 1 < 8);
+	kfree(x[i + 1]);
+	x[i + 1][300] = 0;
+	BAD(kfree(x[i]), "merged with a block freed next to it");
+	x[i] = x[i + 1] = NULL;
+	for (int k = 0; k < 8; k++)
+		kfree(x[k]);
+	KT_ASSERT(heap_ok());
+
+	/* Nothing written: allocations and frees of every size say nothing. */
+	unsigned long r0 = kmem_report_count();
+	void *q[200];
+	for (int k = 0; k < 200; k++)
+		q[k] = kmalloc(1 + (size_t)k * 13 % 3000, GFP);
+	for (int k = 0; k < 200; k += 2)
+		kfree(q[k]);
+	for (int k = 1; k < 200; k += 2)
+		kfree(q[k]);
+	KT_ASSERT_EQ(kmem_report_count(), r0);
 	kmem_cache_destroy(s);
 	KT_ASSERT(heap_ok());
 }

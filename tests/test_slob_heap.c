@@ -12,6 +12,17 @@
  *    count matches the model, an allocation is the first fit in address
  *    order (and NULL only when no free run fits), and live blocks keep
  *    their contents;
+ *  - the same model on a poisoned page (slob_page_alloc_poisoned(),
+ *    slob_page_free_poisoned()): after every operation each free run's
+ *    bytes past its encoding are poison (read here from the model's units,
+ *    not the heap's walk), and no report comes; now and then a byte of a
+ *    free block's body is written (a write after free), and exactly one
+ *    "Poison overwritten" comes before the page is wholly free again, when
+ *    the byte is handed out or its block merges with a block freed;
+ *  - single writes after free into a poisoned page, each reported once
+ *    where it should be: on reuse (the block handed out, or the bytes the
+ *    free tail's new encoding takes) and when the written block merges
+ *    with a neighbour freed above or below it;
  *  - the free lists: a request goes to the list of its size, a full page
  *    leaves its list and comes back on the list of the block freed, an
  *    empty page goes back to the page allocator, and next fit: after a
@@ -31,6 +42,7 @@
 #include "slab/slob/slob.h"
 
 #include "ktest.h"
+#include "lib/kt_util.h"
 #include "lib/slab_test.h"
 
 #define NR_UNITS	SLOB_PAGE_UNITS
@@ -44,6 +56,8 @@ struct live {
 struct model {
 	struct slob_page *sp;
 	char *base;
+	bool poison;			/* the poisoned heap's calls */
+	unsigned char *written;		/* a byte of a free body written, not reported yet */
 	unsigned short owner[NR_UNITS];	/* 1 + index in live[], 0: free */
 	struct live live[NR_UNITS];
 	int nr_live;
@@ -53,6 +67,83 @@ struct model {
 static int model_units(size_t size)
 {
 	return (int)SLOB_UNITS(size);
+}
+
+static void *model_alloc(struct model *m, size_t size, size_t align, size_t off, unsigned long *scans)
+{
+	return m->poison ? slob_page_alloc_poisoned(m->sp, size, align, off, scans)
+			 : slob_page_alloc(m->sp, size, align, off, scans);
+}
+
+static int model_free(struct model *m, void *p, size_t size)
+{
+	return m->poison ? slob_page_free_poisoned(m->sp, p, size) : slob_page_free(m->sp, p, size);
+}
+
+/* A free run's first byte past its encoding (two units, one for a one-unit run). */
+static int model_body(int start, int end)
+{
+	return 2 * start + (end - start > 1 ? 4 : 2);
+}
+
+/*
+ * Every byte of every free run past its encoding is poison (the byte
+ * written and not reported yet excepted): -1, or the first byte that is not.
+ */
+static long model_poison_bad(struct model *m)
+{
+	for (int u = 0; u < NR_UNITS;) {
+		if (m->owner[u]) {
+			u++;
+			continue;
+		}
+		int end = u;
+		while (end < NR_UNITS && !m->owner[end])
+			end++;
+		for (long i = model_body(u, end); i < 2L * end; i++)
+			if ((unsigned char)m->base[i] != SLOB_POISON_FREE && (unsigned char *)m->base + i != m->written)
+				return i;
+		u = end;
+	}
+	return -1;
+}
+
+/* Is byte @i of the page in a free run's body (past its encoding)? */
+static bool model_in_body(struct model *m, long i)
+{
+	int u = (int)(i / 2), start = u, end = u;
+
+	if (m->owner[u])
+		return false;
+	while (start > 0 && !m->owner[start - 1])
+		start--;
+	while (end < NR_UNITS && !m->owner[end])
+		end++;
+	return i >= model_body(start, end);
+}
+
+/* Write one byte of a random free run's body (past its encoding): a write after free. */
+static void model_write_after_free(struct model *m, uint64_t *rng)
+{
+	int runs[NR_UNITS][2], n = 0;
+
+	for (int u = 0; u < NR_UNITS;) {
+		if (m->owner[u]) {
+			u++;
+			continue;
+		}
+		int end = u;
+		while (end < NR_UNITS && !m->owner[end])
+			end++;
+		if (model_body(u, end) < 2 * end)
+			runs[n][0] = u, runs[n++][1] = end;
+		u = end;
+	}
+	if (!n)
+		return;
+	int r = (int)slab_rnd_below(rng, (unsigned int)n), lo = model_body(runs[r][0], runs[r][1]);
+	m->written = (unsigned char *)m->base + lo + slab_rnd_below(rng, (unsigned int)(2 * runs[r][1] - lo));
+	*m->written = (unsigned char)(SLOB_POISON_FREE + 1 + slab_rnd_below(rng, 255));
 }
 
 /* The first free run where a block of @units fits at @align/@off, or -1. */
@@ -79,6 +170,19 @@ static long model_first_fit(struct model *m, int units, size_t align, size_t off
 
 static int model_check(struct model *m)
 {
+	if (m->poison) {
+		long bad = model_poison_bad(m);
+
+		if (bad >= 0) {
+			KT_FAIL("byte %ld of the page is 0x%02x in a free run's body, not poison", bad,
+				(unsigned char)m->base[bad]);
+			return -1;
+		}
+		if (!m->written && slob_page_poison_faults(m->sp, true)) {
+			KT_FAIL("slob_page_poison_faults found faults the model did not");
+			return -1;
+		}
+	}
 	if (slob_page_validate(m->sp, true)) {
 		KT_FAIL("slob_page_validate found faults");
 		return -1;
@@ -90,12 +194,19 @@ static int model_check(struct model *m)
 	return 0;
 }
 
-static void model_run(uint64_t seed, unsigned long ops)
+/*
+ * With @poison: the poisoned calls, and @writes writes after free (one at a
+ * time, each to be reported once before the next).  *@reports: the
+ * reports that came.
+ */
+static void model_run(uint64_t seed, unsigned long ops, bool poison, unsigned long writes,
+		      unsigned long *reports)
 {
 	static struct model m;
 	struct page *page = alloc_pages(GFP_KERNEL, 0);
 	uint64_t rng = seed;
-	unsigned long refused = 0, nulls = 0, ones = 0;
+	unsigned long refused = 0, nulls = 0, ones = 0, written = 0, found = 0;
+	unsigned long r0 = kmem_report_count();
 
 	KT_ASSERT(page);
 	memset(&m, 0, sizeof(m));
@@ -103,11 +214,21 @@ static void model_run(uint64_t seed, unsigned long ops)
 	m.sp = page_slob(page);
 	m.base = page_address(page);
 	m.free_units = NR_UNITS;
+	m.poison = poison;
+	if (poison)
+		slob_page_poison(m.sp);
 	if (model_check(&m))
 		return;
 
 	for (unsigned long op = 0; op < ops; op++) {
 		unsigned int r = slab_rnd_below(&rng, 100);
+
+		/* A write after free, spread over the run, while some block is live. */
+		if (poison && !m.written && m.nr_live && written < writes &&
+		    slab_rnd_below(&rng, (unsigned int)(ops / writes)) == 0) {
+			model_write_after_free(&m, &rng);
+			written += m.written != NULL;
+		}
 
 		if (r < 55 || !m.nr_live) {
 			static const size_t aligns[] = { 0, 0, 0, 8, 16, 64, 256, 1024 };
@@ -131,7 +252,7 @@ static void model_run(uint64_t seed, unsigned long ops)
 				off = SLOB_MINALIGN;
 			int units = model_units(size);
 			long want = model_first_fit(&m, units, align, off);
-			char *p = slob_page_alloc(m.sp, size, align, off, &scans);
+			char *p = model_alloc(&m, size, align, off, &scans);
 
 			if (!p) {
 				nulls++;
@@ -169,7 +290,7 @@ static void model_run(uint64_t seed, unsigned long ops)
 				KT_FAIL("op %lu: block at unit %ld lost its contents", op, u);
 				return;
 			}
-			if (slob_page_free(m.sp, l.p, l.size)) {
+			if (model_free(&m, l.p, l.size)) {
 				KT_FAIL("op %lu: free of a live block at unit %ld refused", op, u);
 				return;
 			}
@@ -193,12 +314,26 @@ static void model_run(uint64_t seed, unsigned long ops)
 			if (!all_in || !any_free)
 				continue;
 			int before = m.sp->units;
-			int rc = slob_page_free(m.sp, m.base + 2 * u, size);
+			int rc = model_free(&m, m.base + 2 * u, size);
 			if ((rc != -EINVAL && rc != -EALREADY) || m.sp->units != before) {
 				KT_FAIL("op %lu: free over free unit range %ld+%d returned %d", op, u, units, rc);
 				return;
 			}
 			refused++;
+		}
+		/* A report only for the byte written, and it is poison again. */
+		if (kmem_report_count() - r0 != found) {
+			/* Restored, unless it stopped being poison in this operation (handed out, an encoding). */
+			bool restored = m.written && (!model_in_body(&m, (char *)m.written - m.base) ||
+						      *m.written == SLOB_POISON_FREE);
+
+			if (!m.written || kmem_report_count() - r0 != found + 1 || !restored) {
+				KT_FAIL("op %lu: %lu reports, %lu expected, a byte written: %s", op,
+					kmem_report_count() - r0, found, m.written ? "yes" : "no");
+				return;
+			}
+			found++;
+			m.written = NULL;
 		}
 		if (model_check(&m))
 			return;
@@ -206,14 +341,28 @@ static void model_run(uint64_t seed, unsigned long ops)
 	/* Free everything: one free block of the whole page again. */
 	while (m.nr_live) {
 		struct live l = m.live[--m.nr_live];
-		KT_ASSERT(slob_page_free(m.sp, l.p, l.size) == 0);
+		for (int k = 0; k < model_units(l.size); k++)
+			m.owner[(l.p - m.base) / 2 + k] = 0;
+		KT_ASSERT(model_free(&m, l.p, l.size) == 0);
 		m.free_units += model_units(l.size);
+		if (m.written && kmem_report_count() - r0 == found + 1 && *m.written == SLOB_POISON_FREE) {
+			found++;
+			m.written = NULL;
+		}
+		KT_ASSERT_EQ(kmem_report_count() - r0, found);
 	}
+	/* Every write after free was found: the last by the last merge at the latest. */
+	KT_ASSERT(!m.written);
+	KT_ASSERT_EQ(found, written);
+	*reports = found;
 	KT_ASSERT(model_check(&m) == 0);
 	KT_ASSERT_EQ(m.sp->units, NR_UNITS);
 	KT_ASSERT(m.sp->freelist == (slob_t *)m.base);
-	fprintf(stderr, "  seed %llu: %lu ops, %lu refused frees, %lu NULLs, %lu one-unit blocks\n",
-		(unsigned long long)seed, ops, refused, nulls, ones);
+	if (poison)
+		KT_ASSERT(slob_page_poison_faults(m.sp, true) == 0 && model_poison_bad(&m) < 0);
+	fprintf(stderr, "  seed %llu%s: %lu ops, %lu refused frees, %lu NULLs, %lu one-unit blocks, "
+		"%lu writes after free found\n", (unsigned long long)seed, poison ? " poisoned" : "", ops, refused,
+		nulls, ones, found);
 	KT_EXPECT(refused > 0 && nulls > 0 && ones > 0);
 	page_clear_flag(page, PG_slab);
 	__free_pages(page, 0);
@@ -228,8 +377,47 @@ static unsigned long model_ops(void)
 
 KTEST(slob_page_model)
 {
-	model_run(1, model_ops());
-	model_run(0x5eed5eedULL, model_ops());
+	unsigned long reports;
+
+	model_run(1, model_ops(), false, 0, &reports);
+	model_run(0x5eed5eedULL, model_ops(), false, 0, &reports);
+}
+
+/* One poisoned model run: no report but one for each write after free. */
+static void poison_model_run(uint64_t seed, unsigned long ops, unsigned long writes)
+{
+	struct kt_capture cap;
+	unsigned long reports = 0;
+
+	kt_capture_begin(&cap);
+	model_run(seed, ops, true, writes, &reports);
+	char *out = kt_capture_end(&cap);
+	const char *p = out;
+	unsigned long said = 0;
+
+	while ((p = strstr(p, "BUG SLOB (Not tainted): Poison overwritten")))
+		said++, p++;
+	if (ktest_failed_now || said != reports) {
+		size_t len = strlen(out);
+		KT_FAIL("seed %llu: %lu reports printed, %lu counted; the last of stderr:\n%s",
+			(unsigned long long)seed, said, reports, out + (len > 4000 ? len - 4000 : 0));
+	} else {
+		fprintf(stderr, "  seed %llu poisoned: %lu ops, %lu writes after free, each reported once\n",
+			(unsigned long long)seed, ops, said);
+	}
+	free(out);
+}
+
+KTEST(slob_poison_model)
+{
+	unsigned long ops = model_ops();
+
+	/* No write: nothing reported, ever (no false positive). */
+	poison_model_run(7, ops, 0);
+	poison_model_run(0xfeedULL, ops, 0);
+	/* Writes after free: each found once (about one in 1000 operations, while a block is live). */
+	poison_model_run(11, ops, 200);
+	poison_model_run(0xabcdefULL, ops, 200);
 }
 
 /* The page-level encoding: one-unit blocks are stored negated. */
@@ -257,6 +445,71 @@ KTEST(slob_one_unit_blocks)
 	KT_ASSERT(slob_page_free(sp, c, 10) == 0);
 	KT_ASSERT_EQ(sp->units, SLOB_PAGE_UNITS);
 	KT_ASSERT(slob_page_validate(sp, true) == 0);
+	page_clear_flag(page, PG_slab);
+	__free_pages(page, 0);
+}
+
+/* Single writes after free into a poisoned page: each reported once, where it should be. */
+KTEST(slob_poison_reuse_and_merge)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	unsigned long scans = 0, r0;
+
+	KT_ASSERT(page);
+	slob_page_init(page);
+	struct slob_page *sp = page_slob(page);
+	slob_page_poison(sp);
+	unsigned char *a = slob_page_alloc_poisoned(sp, 64, 0, 0, &scans);
+	unsigned char *p = slob_page_alloc_poisoned(sp, 64, 0, 0, &scans);
+	unsigned char *b = slob_page_alloc_poisoned(sp, 64, 0, 0, &scans);
+	unsigned char *c = slob_page_alloc_poisoned(sp, 64, 0, 0, &scans);
+	unsigned char *q;
+	int rc;
+	KT_ASSERT(a && p == a + 64 && b == p + 64 && c == b + 64);
+	memset(a, 1, 256);
+	r0 = kmem_report_count();
+
+	/* Freed and handed out again: no report; poisoned past the encoding. */
+	KT_ASSERT(slob_page_free_poisoned(sp, p, 64) == 0);
+	KT_ASSERT(slab_check_byte(p + 4, 60, SLOB_POISON_FREE) == 0);
+	KT_ASSERT(slob_page_alloc_poisoned(sp, 64, 0, 0, &scans) == p);
+	KT_ASSERT_EQ(kmem_report_count(), r0);
+
+	/* A write into the block, found when it is handed out again, and restored. */
+	KT_ASSERT(slob_page_free_poisoned(sp, p, 64) == 0);
+	p[20] = 0x41;
+	KT_ASSERT_ONE_REPORT(q = slob_page_alloc_poisoned(sp, 64, 0, 0, &scans), "handed out again: written after free");
+	KT_ASSERT(q == p && p[20] == SLOB_POISON_FREE);
+
+	/* A write into what becomes the free tail's encoding when only half is handed out. */
+	KT_ASSERT(slob_page_free_poisoned(sp, p, 64) == 0);
+	p[33] = 0;
+	KT_ASSERT_ONE_REPORT(q = slob_page_alloc_poisoned(sp, 32, 0, 0, &scans), "handed out again: written after free");
+	KT_ASSERT(q == p);
+	KT_ASSERT(slob_page_free_poisoned(sp, p, 32) == 0);
+	KT_ASSERT(slob_page_poison_faults(sp, true) == 0);
+
+	/* A write into a free block, found when the block below it is freed (it merges up). */
+	p[40] = 0x42;
+	KT_ASSERT_ONE_REPORT(rc = slob_page_free_poisoned(sp, a, 64),
+			     "merged with a block freed next to it: written after free");
+	KT_ASSERT(rc == 0);
+	KT_ASSERT(slob_page_poison_faults(sp, true) == 0);
+
+	/* ... and when the block above it is freed (it merges down). */
+	a[100] = 0x43;
+	KT_ASSERT_ONE_REPORT(rc = slob_page_free_poisoned(sp, b, 64),
+			     "merged with a block freed next to it: written after free");
+	KT_ASSERT(rc == 0);
+	KT_ASSERT(slob_page_poison_faults(sp, true) == 0);
+
+	/* Nothing else was said; the page goes back to one poisoned free block. */
+	KT_ASSERT_EQ(kmem_report_count(), r0 + 4);
+	KT_ASSERT(slob_page_free_poisoned(sp, c, 64) == 0);
+	KT_ASSERT_EQ(sp->units, SLOB_PAGE_UNITS);
+	KT_ASSERT(slob_page_validate(sp, true) == 0 && slob_page_poison_faults(sp, true) == 0);
+	KT_ASSERT(slab_check_byte(a + 4, PAGE_SIZE - 4, SLOB_POISON_FREE) == 0);
+	KT_ASSERT_EQ(kmem_report_count(), r0 + 4);
 	page_clear_flag(page, PG_slab);
 	__free_pages(page, 0);
 }

@@ -13,6 +13,7 @@
 #include "core/boot.h"
 #include "core/vmstat.h"
 #include "slab/slab.h"
+#include "slab/slob/slob.h"
 
 #include "ktest.h"
 #include "kt_util.h"
@@ -212,6 +213,9 @@ void slab_quiesce(void)
 	for (unsigned int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
 		if (kmalloc_caches[i])
 			kmem_cache_shrink(kmalloc_caches[i]);
+	/* SLOB has no kmalloc caches; a poisoned heap keeps a few wholly free pages. */
+	if (slab_allocator == SLAB_ALLOCATOR_SLOB)
+		slob_shrink();
 	drain_local_pages();
 }
 

@@ -85,8 +85,9 @@ long slab_sysfs_long(struct kmem_cache *s, const char *file);
 /* ---- page accounting ---------------------------------------------- */
 
 /*
- * Give every empty slab of the kmalloc caches back and this thread's pcp
- * pages to the buddy lists: afterwards NR_FREE_PAGES and nr_slab_* only
+ * Give every empty slab of the kmalloc caches (on SLOB, the wholly free
+ * pages a poisoned heap keeps) back and this thread's pcp pages to the
+ * buddy lists: afterwards NR_FREE_PAGES and nr_slab_* only
  * count memory that live objects pin.
  */
 void slab_quiesce(void);

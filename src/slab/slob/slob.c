@@ -25,12 +25,16 @@
  * block, a pointer into a big allocation.
  *
  * slab_debug= on SLOB: Z puts a red zone after each object (0xcc, checked
- * and repaired at free), P poisons a freed block (0x6b ... 0xa5: reads after
- * a free see the poison).  Poison is not checked when the block is
- * allocated again: a free block's memory carries the heap's own encoding,
- * which moves as blocks split and merge.  F (consistency checks) is always
- * on: the free already walks the page's free blocks.  U and T keep nothing
- * on SLOB (no per-object metadata).
+ * and repaired at free).  P on kmalloc (slab_debug=P, kmem.hardened) turns
+ * on the heap's poison (slob_poison_heap, slob_heap.c): every block freed
+ * into the heap, of any cache, reads 0x6b past the heap's encoding words,
+ * and the poison is checked where the memory stops being free (handed out
+ * again, or the block merged with a neighbour freed later): a write after
+ * free is reported.  P on some caches only poisons their freed objects
+ * (0x6b ... 0xa5), unchecked: the heap they go back to is shared with
+ * blocks nobody poisoned.  F (consistency checks) is always on: the free
+ * already walks the page's free blocks.  U and T keep nothing on SLOB (no
+ * per-object metadata).
  */
 #include <errno.h>
 #include <string.h>
@@ -48,6 +52,8 @@
 struct slob_cache {
 	atomic_long active;		/* objects allocated now (slabinfo) */
 	size_t big;			/* 0: heap blocks; else pages for max(size, align) bytes */
+	bool debug;			/* red zones or poison of its own, or the heap's poison */
+	bool slow;			/* big or debug: allocations leave the fast path */
 };
 
 static inline struct slob_cache *SLOBC(struct kmem_cache *s)
@@ -130,9 +136,14 @@ static inline size_t slob_kmalloc_rz(void)
  * a page, ~400 blocks looked at per kmalloc).  They are the block's own
  * instead, and its usable size (ksize).
  */
+static inline size_t slob_kmalloc_block_rz(size_t size, size_t rz)
+{
+	return (SLOB_MINALIGN + size + rz + SLOB_MINALIGN - 1) & ~(size_t)(SLOB_MINALIGN - 1);
+}
+
 static inline size_t slob_kmalloc_block(size_t size)
 {
-	return (SLOB_MINALIGN + size + slob_kmalloc_rz() + SLOB_MINALIGN - 1) & ~(size_t)(SLOB_MINALIGN - 1);
+	return slob_kmalloc_block_rz(size, slob_kmalloc_rz());
 }
 
 /* ksize: all of the block past the header; with a red zone, the size asked for. */
@@ -293,6 +304,9 @@ static int slob_cache_create(struct kmem_cache *s)
 		if (get_order(SLOBC(s)->big) > MAX_PAGE_ORDER)
 			return -EINVAL;
 	}
+	/* On a poisoned heap every free poisons and every allocation checks, whatever the cache's flags. */
+	SLOBC(s)->debug = (s->flags & (SLAB_RED_ZONE | SLAB_POISON)) || slob_poison_heap;
+	SLOBC(s)->slow = SLOBC(s)->big || SLOBC(s)->debug;
 	return 0;
 }
 
@@ -329,8 +343,43 @@ static void slob_cache_destroy(struct kmem_cache *s)
 
 static int slob_cache_shrink(struct kmem_cache *s)
 {
-	/* Nothing is kept per cache: an empty page went back at its last free.  1: objects remain. */
+	/*
+	 * Nothing is kept per cache: an empty page went back at its last free,
+	 * but for the few a poisoned heap keeps (shared by every cache: all go
+	 * back).  1: objects remain.
+	 */
+	slob_shrink();
 	return s && atomic_load(&SLOBC(s)->active) > 0;
+}
+
+static __attribute__((noinline)) void *slob_cache_alloc_failed(struct kmem_cache *s, gfp_t gfp)
+{
+	if (!(gfp & __GFP_NOWARN))
+		pr_warn("SLOB: Unable to allocate memory for cache %s (object size %u)\n", s->name, s->object_size);
+	return NULL;
+}
+
+/* A big cache's object, or a heap block with red zones or poison. */
+static __attribute__((noinline)) void *slob_cache_alloc_slow(struct kmem_cache *s, gfp_t gfp)
+{
+	void *b;
+
+	if (SLOBC(s)->big)
+		b = slob_big_alloc(SLOBC(s)->big, gfp, s);
+	else if (slob_poison_heap)
+		b = slob_alloc_poisoned(s->size, gfp, s->align, 0);
+	else
+		b = slob_alloc(s->size, gfp, s->align, 0);
+	if (unlikely(!b))
+		return slob_cache_alloc_failed(s, gfp);
+	atomic_fetch_add_explicit(&SLOBC(s)->active, 1, memory_order_relaxed);
+	if (s->flags & SLAB_RED_ZONE)
+		memset((char *)b + s->object_size, SLOB_RED_ACTIVE, s->size - s->object_size);
+	if (gfp & __GFP_ZERO)
+		memset(b, 0, s->object_size);
+	if (s->ctor)
+		s->ctor(b);
+	return b;
 }
 
 static void *slob_cache_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long caller, unsigned int orig_size)
@@ -340,19 +389,12 @@ static void *slob_cache_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long cal
 	(void)caller;
 	(void)orig_size;
 	slob_note_thread();
-	if (likely(!SLOBC(s)->big))
-		b = slob_alloc(s->size, gfp, s->align, 0);
-	else
-		b = slob_big_alloc(SLOBC(s)->big, gfp, s);
-	if (unlikely(!b)) {
-		if (!(gfp & __GFP_NOWARN))
-			pr_warn("SLOB: Unable to allocate memory for cache %s (object size %u)\n", s->name,
-				s->object_size);
-		return NULL;
-	}
+	if (unlikely(SLOBC(s)->slow))
+		return slob_cache_alloc_slow(s, gfp);
+	b = slob_alloc(s->size, gfp, s->align, 0);
+	if (unlikely(!b))
+		return slob_cache_alloc_failed(s, gfp);
 	atomic_fetch_add_explicit(&SLOBC(s)->active, 1, memory_order_relaxed);
-	if (s->flags & SLAB_RED_ZONE)
-		memset((char *)b + s->object_size, SLOB_RED_ACTIVE, s->size - s->object_size);
 	if (gfp & __GFP_ZERO)
 		memset(b, 0, s->object_size);
 	/* At every allocation: the heap keeps no constructed objects. */
@@ -404,19 +446,28 @@ static void slob_cache_free(struct kmem_cache *s, struct page *head, void *x, un
 			    s->name, x);
 		return;
 	}
-	if (unlikely(s->flags & (SLAB_RED_ZONE | SLAB_POISON))) {
-		rc = slob_precheck_free(sp, x, s->size);
-		if (rc) {
-			slob_report_free_rc("kmem_cache_free", x, rc, s->name);
-			return;
+	if (unlikely(SLOBC(s)->debug)) {
+		if (s->flags & (SLAB_RED_ZONE | SLAB_POISON)) {
+			rc = slob_precheck_free(sp, x, s->size);
+			if (rc) {
+				slob_report_free_rc("kmem_cache_free", x, rc, s->name);
+				return;
+			}
 		}
 		if (s->flags & SLAB_RED_ZONE)
 			slob_check_redzone(s->name, x, (unsigned char *)x + s->object_size,
 					   s->size - s->object_size);
-		if ((s->flags & SLAB_POISON) && !s->ctor && !(s->flags & SLAB_TYPESAFE_BY_RCU))
-			slob_poison(x, s->object_size);
+		/* On a poisoned heap the heap poisons the whole block, constructors' caches' too. */
+		if (slob_poison_heap)
+			rc = slob_free_poisoned(x, s->size);
+		else {
+			if ((s->flags & SLAB_POISON) && !s->ctor && !(s->flags & SLAB_TYPESAFE_BY_RCU))
+				slob_poison(x, s->object_size);
+			rc = slob_free(x, s->size);
+		}
+	} else {
+		rc = slob_free(x, s->size);
 	}
-	rc = slob_free(x, s->size);
 	if (unlikely(rc)) {
 		slob_report_free_rc("kmem_cache_free", x, rc, s->name);
 		return;
@@ -459,19 +510,18 @@ static void slob_free_bulk(struct kmem_cache *s, size_t n, void **p)
 
 /* ---- kmalloc -------------------------------------------------------------- */
 
-static void *slob_kmalloc(size_t size, gfp_t gfp, unsigned long caller)
+/* @debug: red zones or poison on kmalloc's blocks (a constant in each copy). */
+static __attribute__((always_inline)) inline void *__slob_kmalloc(size_t size, gfp_t gfp, const bool debug)
 {
-	size_t rz = slob_kmalloc_rz();
+	size_t rz = debug ? slob_kmalloc_rz() : 0;
 	struct slob_kmalloc_hdr *h;
 	size_t align = SLOB_MINALIGN, block;
 	char *ret;
 
-	(void)caller;
-	slob_note_thread();
 	/* Power-of-two sizes are aligned to their size (kernel 5.4 on). */
 	if (!(size & (size - 1)) && size > align)
 		align = size;
-	block = slob_kmalloc_block(size);
+	block = slob_kmalloc_block_rz(size, rz);
 	/* About a page or more (or, red-zoned, a half page no page holds aligned): pages. */
 	if (size + rz >= PAGE_SIZE - SLOB_MINALIGN || align - SLOB_MINALIGN + block > PAGE_SIZE) {
 		ret = slob_big_alloc(size, gfp, NULL);
@@ -482,7 +532,10 @@ static void *slob_kmalloc(size_t size, gfp_t gfp, unsigned long caller)
 		}
 		return ret;
 	}
-	h = slob_alloc(block, gfp, align, SLOB_MINALIGN);
+	if (debug && slob_poison_heap)
+		h = slob_alloc_poisoned(block, gfp, align, SLOB_MINALIGN);
+	else
+		h = slob_alloc(block, gfp, align, SLOB_MINALIGN);
 	if (unlikely(!h)) {
 		if (!(gfp & __GFP_NOWARN))
 			pr_warn("SLOB: Unable to allocate memory for kmalloc(%zu)\n", size);
@@ -494,11 +547,25 @@ static void *slob_kmalloc(size_t size, gfp_t gfp, unsigned long caller)
 	stat_add(&slob_stats.kmallocs, 1);
 	stat_add(&slob_stats.kmalloc_bytes, (long)size);
 	stat_add(&slob_stats.kmalloc_overhead, (long)(block - size));
-	if (rz)
+	if (debug && rz)
 		memset(ret + size, SLOB_RED_ACTIVE, block - SLOB_MINALIGN - size);
 	if (gfp & __GFP_ZERO)
 		memset(ret, 0, size);
 	return ret;
+}
+
+static __attribute__((noinline)) void *slob_kmalloc_debug(size_t size, gfp_t gfp)
+{
+	return __slob_kmalloc(size, gfp, true);
+}
+
+static void *slob_kmalloc(size_t size, gfp_t gfp, unsigned long caller)
+{
+	(void)caller;
+	slob_note_thread();
+	if (unlikely(slob_kmalloc_flags & (SLAB_RED_ZONE | SLAB_POISON)))
+		return slob_kmalloc_debug(size, gfp);
+	return __slob_kmalloc(size, gfp, false);
 }
 
 static void slob_kfree(struct page *head, void *x, unsigned long caller)
@@ -545,12 +612,14 @@ static void slob_kfree(struct page *head, void *x, unsigned long caller)
 		if (slob_kmalloc_flags & SLAB_RED_ZONE)
 			slob_check_redzone("kmalloc", x, (unsigned char *)x + size,
 					   block - SLOB_MINALIGN - size);
-		if (slob_kmalloc_flags & SLAB_POISON)
-			slob_poison(x, size);
+		/* A stale header in free memory must never pass for a live one. */
+		h->check = ~h->check;
+		/* P on kmalloc is the heap's poison: the heap poisons the whole block. */
+		rc = slob_poison_heap ? slob_free_poisoned(h, block) : slob_free(h, block);
+	} else {
+		h->check = ~h->check;
+		rc = slob_free(h, block);
 	}
-	/* A stale header in free memory must never pass for a live one. */
-	h->check = ~h->check;
-	rc = slob_free(h, block);
 	if (unlikely(rc)) {
 		h->check = ~h->check;
 		slob_report_free_rc("kfree", x, rc, "kmalloc");
@@ -643,6 +712,7 @@ static long slob_validate(struct kmem_cache *s)
 static int slob_init(void)
 {
 	slob_kmalloc_flags = kmem_cache_flags(SLAB_KMALLOC, "kmalloc");
+	slob_poison_heap = slob_kmalloc_flags & SLAB_POISON;
 	if (!slob_exit_key_ok)
 		slob_exit_key_ok = os_thread_exit_key_create(&slob_exit_key, slob_thread_exit) == 0;
 	return 0;

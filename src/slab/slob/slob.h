@@ -120,6 +120,24 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
  * are overwritten or would exceed the page.
  */
 int slob_page_free(struct slob_page *sp, void *b, size_t size);
+/*
+ * Poison of the free blocks (slob_poison_heap, slob_heap.c): the same, with
+ * every byte of a free block past its encoding kept SLOB_POISON_FREE.  The
+ * free writes it over the block (and over the encoding of a block it
+ * merges with), after checking the bodies of the blocks it merges with;
+ * the allocation checks the bytes it hands out and those the encoding of
+ * the free tail takes.  A byte found changed (a write after free) is
+ * reported ("Poison overwritten") and restored; the heap goes on.
+ */
+#define SLOB_POISON_FREE	0x6b
+extern bool slob_poison_heap;	/* set at boot when kmalloc's blocks are poisoned */
+void *slob_page_alloc_poisoned(struct slob_page *sp, size_t size, size_t align, size_t align_offset,
+			       unsigned long *scans);
+int slob_page_free_poisoned(struct slob_page *sp, void *b, size_t size);
+/* Poison the bodies of @sp's free blocks (a new page). */
+void slob_page_poison(struct slob_page *sp);
+/* @sp's free blocks whose bodies are not all poison (each described if @report); nothing restored. */
+long slob_page_poison_faults(struct slob_page *sp, bool report);
 /* Is [@b, @b + @size) free, wholly or in part? (no lock taken: the caller's) */
 bool slob_page_overlaps_free(struct slob_page *sp, const void *b, size_t size);
 /*
@@ -144,9 +162,21 @@ extern unsigned int slob_break;		/* slob.break (two lists) */
 void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset);
 /* Free a heap block: 0, or an error of slob_page_free() (reported by the caller). */
 int slob_free(void *block, size_t size);
+/*
+ * The same on a heap whose free blocks are poisoned (slob_poison_heap).  A
+ * page a free leaves wholly free is kept (the newest four), its poison
+ * checked when it is used again or goes back to the page allocator.
+ */
+void *slob_alloc_poisoned(size_t size, gfp_t gfp, size_t align, size_t align_offset);
+int slob_free_poisoned(void *block, size_t size);
+/* Give the kept wholly free pages back to the page allocator (kmem_cache_shrink()); takes slob_lock. */
+void slob_shrink(void);
 /* The list a request of @size bytes (header included) searches. */
 unsigned int slob_list_for(size_t size);
-/* slob_page_validate() every page on a list (takes slob_lock): the faults found. */
+/*
+ * slob_page_validate() every page on a list (takes slob_lock), and with
+ * slob_poison_heap their free blocks' poison: the faults found.
+ */
 long slob_validate_all(bool report);
 const char *slob_list_name(unsigned int list);
 /*

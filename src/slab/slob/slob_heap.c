@@ -15,6 +15,7 @@
  * head to an arbitrary place: the 2019 fix of the kernel's SLOB).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/cmdline.h"
@@ -106,6 +107,139 @@ static inline bool slob_last(const slob_t *s)
 	return slob_next(s) == slob_end(s);
 }
 
+/* ---- poison of the free blocks ------------------------------------------ */
+
+/*
+ * With slob_poison_heap, every byte of a free block past its encoding (the
+ * first two units, or the one unit of a one-unit block) reads
+ * SLOB_POISON_FREE.  A free writes the poison over all of its block, and
+ * over the encoding of a block it merges with (which stops being one); an
+ * allocation checks the bytes it hands out and the bytes the new encoding
+ * of the free tail takes; a merge checks the bodies of the free blocks it
+ * takes in.  The encodings themselves are never checked as poison: the
+ * walks check them as encodings.  There is no end marker (the kernel's
+ * 0xa5): blocks split and merge, so where an object ended is not kept.
+ */
+bool slob_poison_heap;
+
+static inline int slob_enc_units(int units)
+{
+	return units > 1 ? 2 : 1;
+}
+
+/* The first byte of [@p, @end) that is not poison, or NULL. */
+static const unsigned char *slob_poison_mismatch(const unsigned char *p, const unsigned char *end)
+{
+	const uint64_t pattern = 0x0101010101010101ULL * SLOB_POISON_FREE;
+
+	for (; p < end && ((uintptr_t)p & 7); p++)
+		if (*p != SLOB_POISON_FREE)
+			return p;
+	for (; end - p >= 8; p += 8) {
+		uint64_t w;
+
+		memcpy(&w, p, sizeof(w));
+		if (w != pattern)
+			break;
+	}
+	for (; p < end; p++)
+		if (*p != SLOB_POISON_FREE)
+			return p;
+	return NULL;
+}
+
+/*
+ * Kernel check_bytes_and_report() for a free block's poison: the bytes
+ * [@from, @to) of the free block @blk (@units units) of @sp, @how it came
+ * to be looked at.  A report, with the bad bytes shown and restored (the
+ * heap's encodings are not in the range: nothing of the heap changes).
+ */
+static bool slob_check_poison(struct slob_page *sp, const slob_t *blk, int units, const void *from,
+			      const void *to, const char *how)
+{
+	const unsigned char *start = from, *end = to;
+	unsigned char *fault = (unsigned char *)slob_poison_mismatch(start, end), *last = (unsigned char *)end;
+	const unsigned char *base = (const unsigned char *)slob_page_base(sp);
+
+	if (likely(!fault))
+		return true;
+	while (last > fault && last[-1] == SLOB_POISON_FREE)
+		last--;
+	printk("BUG SLOB (Not tainted): Poison overwritten\n");
+	printk("INFO: %p-%p @offset=%lu. First byte 0x%x instead of 0x%x\n", (void *)fault, (void *)(last - 1),
+	       (unsigned long)(fault - base), fault[0], SLOB_POISON_FREE);
+	printk("INFO: free block %p of %d bytes in page %p, %s: written after free\n", (const void *)blk,
+	       units * (int)SLOB_UNIT, (const void *)base, how);
+	/* Kernel print_section(): the first bad bytes, 16 a line. */
+	const unsigned char *line = (const unsigned char *)((uintptr_t)fault & ~(uintptr_t)15);
+	if (line < start)
+		line = start;
+	for (int l = 0; l < 4 && line < last; l++, line += 16) {
+		char buf[128];
+		int n = snprintf(buf, sizeof(buf), "Poison   %p: ", (const void *)line);
+		int k = end - line < 16 ? (int)(end - line) : 16;
+
+		for (int i = 0; i < k; i++)
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x ", line[i]);
+		printk("%s\n", buf);
+	}
+	printk("FIX SLOB: Restoring Poison %p-%p=0x%x\n", (void *)fault, (void *)(last - 1), SLOB_POISON_FREE);
+	memset(fault, SLOB_POISON_FREE, (size_t)(last - fault));
+	kmem_report_done();
+	return false;
+}
+
+/* The body of the free block @s (past its encoding) all poison? */
+static inline bool slob_check_body(struct slob_page *sp, const slob_t *s, const char *how)
+{
+	int u = slob_units(s);
+
+	return slob_check_poison(sp, s, u, s + slob_enc_units(u), s + u, how);
+}
+
+void slob_page_poison(struct slob_page *sp)
+{
+	slob_t *end = (slob_t *)slob_page_base(sp) + SLOB_PAGE_UNITS;
+	int blocks = 0;
+
+	for (slob_t *cur = sp->freelist; cur && cur < end && blocks++ < SLOB_PAGE_UNITS; cur = slob_next(cur)) {
+		int u = slob_units(cur);
+
+		if (cur + u > end)
+			break;
+		memset(cur + slob_enc_units(u), SLOB_POISON_FREE, (size_t)(u - slob_enc_units(u)) * SLOB_UNIT);
+		if (slob_next(cur) <= cur)
+			break;
+	}
+}
+
+long slob_page_poison_faults(struct slob_page *sp, bool report)
+{
+	slob_t *end = (slob_t *)slob_page_base(sp) + SLOB_PAGE_UNITS;
+	long faults = 0;
+	int blocks = 0;
+
+	for (slob_t *cur = sp->freelist; cur && cur < end && blocks++ < SLOB_PAGE_UNITS; cur = slob_next(cur)) {
+		int u = slob_units(cur);
+		const unsigned char *bad;
+
+		if (cur + u > end)
+			break;
+		bad = slob_poison_mismatch((const unsigned char *)(cur + slob_enc_units(u)),
+					   (const unsigned char *)(cur + u));
+		if (bad) {
+			faults++;
+			if (report)
+				printk("SLOB: page %p: free block at unit %td: byte %td of it is 0x%x, not poison\n",
+				       (void *)sp, cur - (slob_t *)slob_page_base(sp),
+				       bad - (const unsigned char *)cur, *bad);
+		}
+		if (slob_next(cur) <= cur)
+			break;
+	}
+	return faults;
+}
+
 /* ---- one page ---------------------------------------------------------- */
 
 void slob_page_init(struct page *page)
@@ -141,8 +275,9 @@ static void slob_page_give_up(struct slob_page *sp, const slob_t *at)
 	sp->units = 0;
 }
 
-void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t align_offset,
-		      unsigned long *scans)
+static __attribute__((always_inline)) inline void *
+__slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t align_offset, unsigned long *scans,
+		  const bool poison)
 {
 	int units = (int)SLOB_UNITS(size);
 	slob_t *prev = NULL, *cur = sp->freelist;
@@ -169,6 +304,23 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 			if (unlikely(cur + avail > after)) {
 				slob_page_give_up(sp, cur);
 				return NULL;
+			}
+			if (poison) {
+				/*
+				 * What was poison and stops being free or
+				 * poison: the block handed out (past the old
+				 * encoding) and the new encoding of the free
+				 * tail.  The alignment fragment in front keeps
+				 * the old encoding's place.
+				 */
+				int tail = avail - delta - units;
+				const slob_t *lo = cur + slob_enc_units(avail);
+				const slob_t *hi = aligned + units + (tail ? slob_enc_units(tail) : 0);
+
+				if (lo < aligned)
+					lo = aligned;
+				if (lo < hi)
+					slob_check_poison(sp, cur, avail, lo, hi, "handed out again");
 			}
 
 			if (delta) {
@@ -212,6 +364,18 @@ void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t al
 	}
 }
 
+void *slob_page_alloc(struct slob_page *sp, size_t size, size_t align, size_t align_offset,
+		      unsigned long *scans)
+{
+	return __slob_page_alloc(sp, size, align, align_offset, scans, false);
+}
+
+void *slob_page_alloc_poisoned(struct slob_page *sp, size_t size, size_t align, size_t align_offset,
+			       unsigned long *scans)
+{
+	return __slob_page_alloc(sp, size, align, align_offset, scans, true);
+}
+
 /*
  * The free blocks around @b: *prevp the last one below it (NULL if none),
  * the result the first one at or above it (the page end if none).  NULL if
@@ -236,17 +400,21 @@ static slob_t *slob_find_neighbours(struct slob_page *sp, const slob_t *b, slob_
 	return next;
 }
 
-int slob_page_free(struct slob_page *sp, void *block, size_t size)
+static __attribute__((always_inline)) inline int
+__slob_page_free(struct slob_page *sp, void *block, size_t size, const bool poison)
 {
 	slob_t *b = block, *base = (slob_t *)slob_page_base(sp), *end = base + SLOB_PAGE_UNITS;
 	int units = (int)SLOB_UNITS(size);
 	slob_t *prev, *next, *after;
+	bool take_next;
 	int total;
 
 	if (b < base || !size || b + units > end || ((uintptr_t)b & (SLOB_UNIT - 1)))
 		return -EINVAL;
 	if (!sp->freelist) {
 		/* A full page gets its first free block. */
+		if (poison)
+			memset(b, SLOB_POISON_FREE, (size_t)units * SLOB_UNIT);
 		set_slob(b, units, end);
 		sp->freelist = b;
 		sp->units = units;
@@ -265,12 +433,28 @@ int slob_page_free(struct slob_page *sp, void *block, size_t size)
 
 	total = units;
 	after = next;
-	if (next < end && b + units == next) {
+	take_next = next < end && b + units == next;
+	if (take_next) {
 		total += slob_units(next);
 		after = slob_next(next);
 		/* The block taken in: checked as the walk checked those below it. */
 		if (unlikely(after <= next) || unlikely(after > end) || unlikely(next + slob_units(next) > after))
 			return -EFAULT;
+	}
+	if (poison) {
+		/*
+		 * The free blocks taken in keep their poison, which is checked
+		 * now: a merge is the last time their bodies are known apart.
+		 * The block freed is poison all through, and so is the
+		 * encoding of the block above it that it takes in.
+		 */
+		if (take_next)
+			slob_check_body(sp, next, "merged with a block freed next to it");
+		if (prev && prev + slob_units(prev) == b)
+			slob_check_body(sp, prev, "merged with a block freed next to it");
+		memset(b, SLOB_POISON_FREE, (size_t)units * SLOB_UNIT);
+		if (take_next)
+			memset(next, SLOB_POISON_FREE, (size_t)slob_enc_units(slob_units(next)) * SLOB_UNIT);
 	}
 	sp->units += units;
 	if (prev && prev + slob_units(prev) == b) {
@@ -283,6 +467,16 @@ int slob_page_free(struct slob_page *sp, void *block, size_t size)
 			sp->freelist = b;
 	}
 	return 0;
+}
+
+int slob_page_free(struct slob_page *sp, void *block, size_t size)
+{
+	return __slob_page_free(sp, block, size, false);
+}
+
+int slob_page_free_poisoned(struct slob_page *sp, void *block, size_t size)
+{
+	return __slob_page_free(sp, block, size, true);
 }
 
 bool slob_page_overlaps_free(struct slob_page *sp, const void *block, size_t size)
@@ -419,6 +613,43 @@ static void slob_free_page(struct page *page)
 	__free_pages(page, 0);
 }
 
+/*
+ * Wholly free pages a poisoned heap keeps (the newest SLOB_KEEP_EMPTY, as
+ * SLUB keeps min_partial empty slabs): a write after the free that emptied
+ * a page is seen when the page is used again, or when it goes back to the
+ * page allocator (its poison checked then).  Without them the page would
+ * go back at that free, and what is written there later is nobody's to
+ * see.  They stay on their list; slob_lock held.
+ */
+#define SLOB_KEEP_EMPTY		4
+static struct slob_page *slob_kept[SLOB_KEEP_EMPTY];	/* oldest first */
+static unsigned int slob_nr_kept;
+
+/* @sp, one of slob_kept[], gets blocks again (or goes back): no longer kept. */
+static void slob_unkeep(struct slob_page *sp)
+{
+	for (unsigned int i = 0; i < slob_nr_kept; i++) {
+		if (slob_kept[i] == sp) {
+			memmove(&slob_kept[i], &slob_kept[i + 1], (slob_nr_kept - i - 1) * sizeof(slob_kept[0]));
+			slob_nr_kept--;
+			return;
+		}
+	}
+}
+
+/* A kept page leaves the heap: its poison checked, off its list; the caller frees it unlocked. */
+static struct slob_page *slob_unkeep_oldest(void)
+{
+	struct slob_page *sp = slob_kept[0];
+
+	slob_unkeep(sp);
+	slob_check_body(sp, (slob_t *)slob_page_base(sp), "given back to the page allocator");
+	if (sp->list != SLOB_NO_LIST)
+		slob_list_del(sp);
+	slob_stats.pages--;
+	return sp;
+}
+
 /* A search's pages and blocks looked at, in all and on its list; slob_lock held. */
 static inline void slob_count_search(unsigned int list, unsigned long pages, unsigned long blocks)
 {
@@ -429,7 +660,8 @@ static inline void slob_count_search(unsigned int list, unsigned long pages, uns
 	slob_stats.list[list].block_scans += blocks;
 }
 
-void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
+static __attribute__((always_inline)) inline void *
+__slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset, const bool poison)
 {
 	unsigned int list = slob_list_for(size);
 	struct list_head *head = &slob_lists[list];
@@ -444,7 +676,13 @@ void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
 		pages++;
 		if (sp->units < units)
 			continue;
-		b = slob_page_alloc(sp, size, align, align_offset, &blocks);
+		bool was_empty = poison && sp->units == SLOB_PAGE_UNITS;
+
+		b = poison ? slob_page_alloc_poisoned(sp, size, align, align_offset, &blocks)
+			   : slob_page_alloc(sp, size, align, align_offset, &blocks);
+		/* A kept page used again, or given up (overwritten): no longer kept. */
+		if (was_empty && (b || !sp->freelist))
+			slob_unkeep(sp);
 		if (!b) {
 			if (unlikely(!sp->freelist))
 				slob_list_del(sp);	/* given up (slob_page_give_up()) */
@@ -476,12 +714,15 @@ void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
 	slob_account_pages(1, false);
 	slob_page_init(page);
 	sp = page_slob(page);
+	if (poison)
+		slob_page_poison(sp);
 
 	kmem_lock(&slob_lock);
 	slob_stats.pages++;
 	slob_stats.list[list].new_pages++;
 	blocks = 0;
-	b = slob_page_alloc(sp, size, align, align_offset, &blocks);
+	b = poison ? slob_page_alloc_poisoned(sp, size, align, align_offset, &blocks)
+		   : slob_page_alloc(sp, size, align, align_offset, &blocks);
 	slob_stats.block_scans += blocks;
 	slob_stats.list[list].block_scans += blocks;
 	if (b) {
@@ -501,7 +742,17 @@ void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
 	return b;
 }
 
-int slob_free(void *block, size_t size)
+void *slob_alloc(size_t size, gfp_t gfp, size_t align, size_t align_offset)
+{
+	return __slob_alloc(size, gfp, align, align_offset, false);
+}
+
+void *slob_alloc_poisoned(size_t size, gfp_t gfp, size_t align, size_t align_offset)
+{
+	return __slob_alloc(size, gfp, align, align_offset, true);
+}
+
+static __attribute__((always_inline)) inline int __slob_free(void *block, size_t size, const bool poison)
 {
 	struct page *page = __virt_to_page(block);
 	struct slob_page *sp = page_slob(page);
@@ -510,7 +761,7 @@ int slob_free(void *block, size_t size)
 
 	kmem_lock(&slob_lock);
 	was_full = !sp->freelist;
-	rc = slob_page_free(sp, block, size);
+	rc = poison ? slob_page_free_poisoned(sp, block, size) : slob_page_free(sp, block, size);
 	if (rc) {
 		/* Its free blocks are overwritten: given up, as slob_page_alloc() does. */
 		if (rc == -EFAULT && sp->freelist) {
@@ -524,6 +775,18 @@ int slob_free(void *block, size_t size)
 	}
 	slob_stats.frees++;
 	slob_stats.allocated -= size;
+	if (poison && sp->units == SLOB_PAGE_UNITS) {
+		/* Kept, on a list; the oldest kept page goes back if there are too many. */
+		struct slob_page *old = slob_nr_kept == SLOB_KEEP_EMPTY ? slob_unkeep_oldest() : NULL;
+
+		slob_kept[slob_nr_kept++] = sp;
+		if (was_full)
+			slob_list_add(sp, slob_list_for(size));
+		kmem_unlock(&slob_lock);
+		if (old)
+			slob_free_page(slob_page_page(old));
+		return 0;
+	}
 	if (sp->units == SLOB_PAGE_UNITS) {
 		if (sp->list != SLOB_NO_LIST)
 			slob_list_del(sp);
@@ -537,6 +800,31 @@ int slob_free(void *block, size_t size)
 		slob_list_add(sp, slob_list_for(size));
 	kmem_unlock(&slob_lock);
 	return 0;
+}
+
+int slob_free(void *block, size_t size)
+{
+	return __slob_free(block, size, false);
+}
+
+int slob_free_poisoned(void *block, size_t size)
+{
+	return __slob_free(block, size, true);
+}
+
+void slob_shrink(void)
+{
+	for (;;) {
+		struct slob_page *sp = NULL;
+
+		kmem_lock(&slob_lock);
+		if (slob_nr_kept)
+			sp = slob_unkeep_oldest();
+		kmem_unlock(&slob_lock);
+		if (!sp)
+			return;
+		slob_free_page(slob_page_page(sp));
+	}
 }
 
 long slob_validate_all(bool report)
@@ -554,6 +842,8 @@ long slob_validate_all(bool report)
 					       (void *)sp, slob_list_name(l), sp->list, sp->kind, sp->units);
 			}
 			errors += slob_page_validate(sp, report);
+			if (slob_poison_heap)
+				errors += slob_page_poison_faults(sp, report);
 		}
 	}
 	kmem_unlock(&slob_lock);
