@@ -21,8 +21,8 @@
  *  - with slab_debug=ZP: a red zone overrun is reported at free and
  *    repaired, a freed block reads as poison past the heap's encoding, and
  *    a write after free (kmalloc's, a cache's) is reported once, when the
- *    memory is handed out again or its block merges with a block freed
- *    next to it.
+ *    memory is handed out again, its block merges with a block freed
+ *    next to it, or its page, kept wholly free, goes back.
  *
  * After every case the heap's pages are checked (slob_validate_all()).
  */
@@ -476,6 +476,21 @@ KTEST(slob_debug_write_after_free)
 	for (int k = 0; k < 8; k++)
 		kfree(x[k]);
 	KT_ASSERT(heap_ok());
+
+	/*
+	 * A page left wholly free is kept: a write into it after the free that
+	 * emptied it is seen when it goes back (or is used again).  A block of
+	 * 4000 bytes has its page to itself.
+	 */
+	slab_quiesce();
+	long pages0 = slab_pages_now();
+	unsigned char *w = kmalloc(4000, GFP);
+	KT_ASSERT(w && slab_pages_now() == pages0 + 1);
+	kfree(w);
+	KT_ASSERT_EQ(slab_pages_now(), pages0 + 1);
+	w[3000] = 0;
+	BAD(slob_shrink(), "given back to the page allocator: written after free");
+	KT_ASSERT_EQ(slab_pages_now(), pages0);
 
 	/* Nothing written: allocations and frees of every size say nothing. */
 	unsigned long r0 = kmem_report_count();

@@ -635,7 +635,8 @@ static struct slob_page *slob_unkeep_oldest(void)
 	struct slob_page *sp = slob_kept[0];
 
 	slob_unkeep(sp);
-	slob_check_body(sp, (slob_t *)slob_page_base(sp), "given back to the page allocator");
+	if (sp->freelist == (slob_t *)slob_page_base(sp) && sp->units == SLOB_PAGE_UNITS)
+		slob_check_body(sp, sp->freelist, "given back to the page allocator");
 	if (sp->list != SLOB_NO_LIST)
 		slob_list_del(sp);
 	slob_stats.pages--;
@@ -757,6 +758,8 @@ static __attribute__((always_inline)) inline int __slob_free(void *block, size_t
 	if (rc) {
 		/* Its free blocks are overwritten: given up, as slob_page_alloc() does. */
 		if (rc == -EFAULT && sp->freelist) {
+			if (poison)
+				slob_unkeep(sp);
 			sp->freelist = NULL;
 			sp->units = 0;
 			if (sp->list != SLOB_NO_LIST)
