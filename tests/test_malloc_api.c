@@ -848,12 +848,11 @@ static long minor_faults(void)
 }
 
 /*
- * Freed blocks over 4 MiB are kept mapped for reuse (malloc.huge_retain_mb,
- * 64 by default, none over half of it): the next block of about that size
- * is the same mapping, without an mmap or page faults.  calloc gets one
- * too, cleared; a bigger block grows the biggest with mremap (its pages
- * come along, resident), or is made of several; freed neighbours join.
- * malloc_trim() unmaps them.
+ * Freed blocks over 4 MiB stay resident for reuse (malloc.huge_retain_mb,
+ * 64 MiB by default): the next block of about that size is the same
+ * memory, without a system call or page faults.  calloc gets it too,
+ * cleared; a bigger block takes the freed one and the fresh memory after
+ * it.  malloc_trim() gives them back.
  */
 KTEST(huge_blocks_are_reused)
 {
@@ -871,34 +870,34 @@ KTEST(huge_blocks_are_reused)
 	k_free(q);
 
 	long f0 = minor_faults();
-	unsigned char *z = k_calloc(n, 1);		/* the retained block, cleared */
+	unsigned char *z = k_calloc(n, 1);		/* the freed block, cleared */
 	KT_ASSERT(z != NULL);
 	KT_EXPECT(z == p);
 	for (size_t i = 0; i < n; i += 4093)
 		if (z[i]) {
-			KT_FAIL("calloc(8 MiB) after a retained block: byte %zu not zero", i);
+			KT_FAIL("calloc(8 MiB) after a freed block: byte %zu not zero", i);
 			break;
 		}
 	KT_EXPECT(z[n - 1] == 0);
 	long f1 = minor_faults();
 	if (f1 - f0 > 200)
-		KT_FAIL("calloc(8 MiB) of a retained block faulted %ld pages", f1 - f0);
+		KT_FAIL("calloc(8 MiB) of a freed block faulted %ld pages", f1 - f0);
 	k_free(z);
-	/* Bigger than any retained: the retained one grows; only the new tail faults in. */
+	/* Bigger: the freed block and the fresh memory after it; only that faults in. */
 	unsigned char *g = k_calloc(2 * n, 1);
 	KT_ASSERT(g != NULL);
 	for (size_t i = 0; i < 2 * n; i += 4096)
 		if (g[i]) {
-			KT_FAIL("calloc(16 MiB) grown from a retained block: byte %zu not zero", i);
+			KT_FAIL("calloc(16 MiB) over a freed block: byte %zu not zero", i);
 			break;
 		}
 	memset(g, 0x11, 2 * n);
 	long f2 = minor_faults();
 	if (f2 - f1 > (long)(n / 4096) + 300)
-		KT_FAIL("calloc(16 MiB) grown from an 8 MiB retained block faulted %ld pages", f2 - f1);
+		KT_FAIL("calloc(16 MiB) over a freed 8 MiB block faulted %ld pages", f2 - f1);
 	k_free(g);
 	malloc_trim(0);
-	/* Much smaller: the start of a retained one; the rest stays retained, for a block to grow into. */
+	/* Much smaller: the start of a freed one; the rest stays free, for the block to grow into. */
 	unsigned char *big = k_malloc(n);
 	KT_ASSERT(big != NULL);
 	memset(big, 0x5a, n);
@@ -929,56 +928,62 @@ KTEST(huge_blocks_are_reused)
 }
 
 /*
- * A block bigger than every retained one is made of several of them,
- * moved (mremap) into one mapping, biggest first: their pages come along,
- * resident, and RSS does not grow by the block's size.  Three freed 6 MiB
- * blocks, kept apart by live ones, make a 16 MiB block; growing only the
- * biggest, 10 MiB of it were fresh pages.
+ * Freed blocks next to each other join: a block as big as two of them
+ * takes their pages, resident, and RSS does not grow by its size.  A
+ * block bigger than every free range comes from fresh memory, and the
+ * freed ones stay for blocks that fit them.  calloc() clears what they
+ * held; malloc_trim() gives them back.
  */
-static void huge_block_assembled(void)
+KTEST(huge_freed_neighbours_join)
 {
-	size_t n = 6 * MiB, big = 16 * MiB;
-	unsigned char *a[3], *sep[3];
+	size_t n = 6 * MiB;
+	unsigned char *a[2], *sep;
 
 	malloc_trim(0);
-	for (int i = 0; i < 3; i++) {
-		a[i] = k_malloc(n);
-		sep[i] = k_malloc(n);
-		KT_ASSERT(a[i] != NULL && sep[i] != NULL);
-		memset(a[i], 0xa0 + i, n);
-		memset(sep[i], 0x55, n);
-	}
-	for (int i = 0; i < 3; i++)
-		k_free(a[i]);
+	a[0] = k_malloc(n);
+	a[1] = k_malloc(n);
+	sep = k_malloc(n);
+	KT_ASSERT(a[0] && a[1] && sep);
+	memset(a[0], 0xa0, n);
+	memset(a[1], 0xa1, n);
+	memset(sep, 0x55, n);
+	bool next_to = a[1] == a[0] + n;
+	k_free(a[0]);
+	k_free(a[1]);
 	unsigned long r0 = rss_bytes();
-	unsigned char *p = k_malloc(big);
+	unsigned char *p = k_malloc(2 * n);
 	KT_ASSERT(p != NULL);
 	size_t reused = 0;
-	for (size_t o = 0; o < big; o += 4096)
-		reused += p[o] >= 0xa0 && p[o] <= 0xa2 ? 4096 : 0;
-	memset(p, 1, big);
+	for (size_t o = 0; o < 2 * n; o += 4096)
+		reused += p[o] == 0xa0 || p[o] == 0xa1 ? 4096 : 0;
+	memset(p, 1, 2 * n);
 	unsigned long r1 = rss_bytes();
-	if (reused < 12 * MiB || r1 - r0 > 6 * MiB)
-		KT_FAIL("malloc(16 MiB) after freeing 3 x 6 MiB: %zu KiB of their pages reused, "
-			"RSS +%lu KiB", reused >> 10, (r1 - r0) >> 10);
+	if (next_to && (p != a[0] || reused != 2 * n || r1 > r0 + MiB))
+		KT_FAIL("malloc(12 MiB) after freeing two 6 MiB blocks side by side at %p: at %p, "
+			"%zu KiB of their pages reused, RSS +%ld KiB", (void *)a[0], (void *)p, reused >> 10,
+			((long)r1 - (long)r0) >> 10);
+	/* Bigger than any free range: fresh memory; the 12 MiB stay free, resident. */
 	k_free(p);
-	/* The same for calloc(), which clears them. */
-	unsigned char *z = k_calloc(big, 1);
+	unsigned char *big = k_malloc(4 * n);
+	KT_ASSERT(big != NULL);
+	memset(big, 2, 4 * n);
+	KT_EXPECT(big < a[0] || big >= a[0] + 2 * n);
+	unsigned char *z = k_calloc(2 * n, 1);		/* the joined range again, cleared */
 	KT_ASSERT(z != NULL);
-	for (size_t o = 0; o < big; o += 512)
+	if (next_to)
+		KT_EXPECT(z == a[0]);
+	for (size_t o = 0; o < 2 * n; o += 512)
 		if (z[o]) {
-			KT_FAIL("calloc(16 MiB) of reused blocks: byte %zu not zero", o);
+			KT_FAIL("calloc(12 MiB) of reused blocks: byte %zu not zero", o);
 			break;
 		}
-	KT_EXPECT(z[big - 1] == 0);
-	memset(z, 2, big);
-	KT_EXPECT(rss_bytes() - r0 <= 6 * MiB);
+	KT_EXPECT(z[2 * n - 1] == 0);
 	k_free(z);
-	for (int i = 0; i < 3; i++)
-		k_free(sep[i]);
+	k_free(big);
+	k_free(sep);
 	unsigned long held = rss_bytes();
 	malloc_trim(0);
-	KT_EXPECT(held - rss_bytes() >= big + 3 * n - 4 * MiB);	/* and trim gives them back */
+	KT_EXPECT(held - rss_bytes() >= 7 * n - 4 * MiB);	/* and trim gives them back */
 }
 
 static bool run_fresh_cmdline(const char *mode, const char *cmdline);
@@ -996,13 +1001,6 @@ static bool thp_available(void)
 	return mode[0] && !strstr(mode, "[never]");
 }
 
-/* Several retained mappings make one block only with 2 MiB pages (malloc.huge_thp). */
-KTEST(huge_block_assembled_from_retained_ones)
-{
-	if (thp_available())
-		KT_EXPECT(run_fresh_cmdline("--huge-assembled", "malloc.huge_thp=1"));
-}
-
 /*
  * With malloc.huge_thp=1, once a block over 4 MiB was freed, new ones
  * start on a 2 MiB boundary and may have transparent huge pages: smaps
@@ -1013,7 +1011,7 @@ KTEST(huge_block_assembled_from_retained_ones)
 static int huge_thp_main(void)
 {
 	k_free(k_malloc(8 * MiB));
-	malloc_trim(0);		/* no retained mapping: a fresh one */
+	malloc_trim(0);		/* nothing kept: a fresh arena */
 	unsigned char *p = k_malloc(12 * MiB);
 	if (!p)
 		return 1;
@@ -1051,9 +1049,9 @@ KTEST(huge_blocks_get_2mib_pages_with_huge_thp)
 
 /*
  * A buffer grown by realloc() past 4 MiB, by halves, round after round:
- * from the second round on its blocks are the retained mappings, grown in
- * place, without page faults (before: every page faulted in again each
- * round, 13x glibc's time; glibc's heap keeps that memory).
+ * from the second round on its blocks are the freed memory of the round
+ * before, grown in place, without page faults (faulting every page in
+ * again each round took 13x glibc's time; glibc's heap keeps that memory).
  */
 KTEST(realloc_growing_past_4mib_reuses_its_pages)
 {
@@ -2199,10 +2197,6 @@ int main(int argc, char **argv)
 		return small_first_main();
 	if (argc > 1 && !strcmp(argv[1], "--huge-thp"))
 		return huge_thp_main();
-	if (argc > 1 && !strcmp(argv[1], "--huge-assembled")) {
-		huge_block_assembled();
-		return ktest_failed_now ? 1 : 0;
-	}
 
 	if (KMEM_TEST_SANITIZED) {
 		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "core/cmdline.h"
+#include "core/printk.h"
 #include "malloc/huge.h"
+#include "malloc/huge_heap.h"
 #include "malloc/reap.h"
 #include "page_alloc/mm.h"
 #include "platform/os.h"
@@ -15,38 +17,55 @@
 #define HUGE_PAGE 4096UL
 
 /*
- * Freed mappings kept for reuse: a program that allocates and frees a
- * block over 4 MiB in a loop would otherwise pay an mmap, an munmap and a
- * page fault per page each time (about 20x glibc, whose mmap threshold
- * rises after the first such free).  At most HUGE_RETAIN_MAX of them, none
- * bigger than half the budget; after HUGE_RETAIN_NS they are unmapped by
- * the next allocation or free of a block over 4 MiB, or by malloc_trim()
- * (a program that stops using such blocks keeps up to the budget).
+ * Blocks over 4 MiB are carved from arenas, big mappings (huge_heap.h):
+ * a freed block's pages stay where they are, resident, for the next block
+ * that fits there, and free neighbours join, so a bigger block fits where
+ * two were.  Neither the reuse nor the join costs a system call or a page
+ * fault, and nothing is moved (in a virtual machine the first touch of a
+ * page moved with mremap() traps to the hypervisor).  Blocks of 5-25 MiB
+ * replaced at random, calloc()ed: each freed block its own mapping, a few
+ * kept and grown or joined with mremap(), took 1.84x tcmalloc's time
+ * (whose page heap works this way).  At most malloc.huge_retain_mb of
+ * freed memory stays resident (the oldest is given back with
+ * MADV_DONTNEED, and its addresses stay in the arena, reading as zeroes),
+ * none of it longer than HUGE_RETAIN_NS, after which the next allocation
+ * or free of such a block, the reaper or malloc_trim() gives it back; an
+ * arena left with no block and nothing resident is unmapped.
  */
-#define HUGE_RETAIN_MAX	8
 #define HUGE_RETAIN_NS	1000000000ull
 
 static unsigned long huge_retain_mb = 64;
 kmem_param("malloc.huge_retain_mb", huge_retain_mb, ulong,
-	   "MiB of freed blocks over 4 MiB kept mapped for reuse (0: unmap at once)");
+	   "MiB of freed blocks over 4 MiB kept resident for reuse, at least (0: given back at once)");
 
-/* The budget in bytes, saturating (huge_retain_mb << 20 wraps past 2^44). */
+static size_t nr_huge, huge_bytes;	/* live blocks; huge_lock */
+
+/*
+ * The budget in bytes, saturating (huge_retain_mb << 20 wraps past 2^44);
+ * huge_lock held.  Half of what live blocks hold, if more: a program that
+ * replaces big blocks at random leaves free ranges between them, and a
+ * block that fits none of them takes fresh memory.  Blocks of 5-25 MiB
+ * (300 MiB live) replaced at random faulted 70 k pages in 40 replacements
+ * with 64 MiB kept, 46 k with 96, 33.5 k with 128 MiB or more (tcmalloc,
+ * which keeps all: 33.5 k), and peaked at 378, 400 and 415 MB (tcmalloc 420).
+ */
 static size_t retain_budget(void)
 {
-	return huge_retain_mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)huge_retain_mb << 20;
+	size_t floor = huge_retain_mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)huge_retain_mb << 20;
+
+	return floor && huge_bytes / 2 > floor ? huge_bytes / 2 : floor;
 }
 
-struct retained {
-	uintptr_t map;
-	size_t len;
-	unsigned long long freed_ns;
-};
+/*
+ * An arena is this big, or as big as its first block needs: address space
+ * only (MAP_NORESERVE), its pages come as blocks touch them.  Where that
+ * much address space is refused (ulimit -v), just the block's.
+ */
+#define HUGE_ARENA	(256ul << 20)
 
 struct huge_entry {
 	uintptr_t addr;		/* what the user got; 0 = empty, 1 = deleted */
-	uintptr_t map;		/* start of the mapping */
-	size_t map_len;
-	size_t size;		/* usable bytes from addr */
+	size_t size;		/* its bytes (whole pages) */
 };
 
 #define PMD_BYTES	(2ul << 20)
@@ -98,14 +117,10 @@ static bool thp_on(void)
 static kmem_lock_t huge_lock = KMEM_LOCK_INIT;
 static struct huge_entry *table;
 static size_t capacity, used, tombstones;
-static size_t nr_huge, huge_bytes;
-static struct retained retained[HUGE_RETAIN_MAX];	/* oldest first */
-static int nr_retained;
-static size_t retained_bytes;
 
 /*
- * Fixed memory (mem=) bounds these blocks too: while mappings of their own
- * (live or retained) hold N bytes, as many bytes of pages are taken out of
+ * Fixed memory (mem=) bounds these blocks too: while blocks and the freed
+ * memory kept resident hold N bytes, as many bytes of pages are taken out of
  * the buddy allocator and held unused (released to the OS, so they cost no
  * RSS): the charge pool.  A block the pool cannot cover is refused, and
  * malloc returns NULL with ENOMEM, as it does when the slabs are full.
@@ -127,7 +142,7 @@ static bool charging(void)
 /* Pages the pool must hold for what is mapped now plus @extra bytes; huge_lock held. */
 static unsigned long charge_target(size_t extra)
 {
-	return (huge_bytes + retained_bytes + extra + HUGE_PAGE - 1) / HUGE_PAGE;
+	return (huge_bytes + hheap_dirty_bytes() + extra + HUGE_PAGE - 1) / HUGE_PAGE;
 }
 
 /* Grow the pool to cover @extra more bytes; huge_lock held.  False: memory is full. */
@@ -243,254 +258,93 @@ static int insert(const struct huge_entry *e)
 	table[j] = *e;
 	used++;
 	nr_huge++;
-	huge_bytes += e->map_len;
+	huge_bytes += e->size;
 	return 0;
 }
 
 static void remove_entry(struct huge_entry *e)
 {
 	nr_huge--;
-	huge_bytes -= e->map_len;
+	huge_bytes -= e->size;
 	e->addr = 1;
 	used--;
 	tombstones++;
 }
 
-/* Drop retained[i]; huge_lock held.  Returns it for the caller to unmap or reuse. */
-static struct retained take_retained(int i)
+/* After each change: give back what is too old, or beyond the budget; huge_lock held. */
+static void release(void)
 {
-	struct retained r = retained[i];
+	unsigned long long now = os_now_ns();
 
-	retained_bytes -= r.len;
-	for (int j = i; j + 1 < nr_retained; j++)
-		retained[j] = retained[j + 1];
-	nr_retained--;
-	return r;
+	hheap_release(now > HUGE_RETAIN_NS ? now - HUGE_RETAIN_NS : 0, retain_budget());
+	uncharge_excess();
 }
 
 /*
- * Move into @out (room for HUGE_RETAIN_MAX + 1) the retained mappings that
- * are too old, or too many for one more of @len bytes; huge_lock held.
+ * A new arena with room for @len bytes at @phase modulo @align; huge_lock
+ * held.  2 MiB-aligned, so that a block there can have 2 MiB pages.
  */
-static int expire_retained(unsigned long long now, size_t len, struct retained *out)
+static bool add_arena(size_t len, size_t align)
 {
-	size_t budget = retain_budget();
-	int n = 0;
+	size_t need = len + (align > HUGE_PAGE ? align : 0);
+	bool room = need < HUGE_ARENA;
 
-	while (nr_retained && (now - retained[0].freed_ns > HUGE_RETAIN_NS ||
-			       (len && (nr_retained == HUGE_RETAIN_MAX ||
-					retained_bytes + len > budget))))
-		out[n++] = take_retained(0);
-	return n;
-}
-
-static void unmap_all(const struct retained *r, int n)
-{
-	for (int i = 0; i < n; i++)
-		munmap((void *)r[i].map, r[i].len);
-}
-
-/* Put @r back as retained[i] (where the one it was cut from was); huge_lock held. */
-static void put_retained_at(int i, struct retained r)
-{
-	for (int j = nr_retained; j > i; j--)
-		retained[j] = retained[j - 1];
-	retained[i] = r;
-	nr_retained++;
-	retained_bytes += r.len;
-}
-
-/*
- * Back into the retained ones, in the order they were freed; huge_lock
- * held.  False if there is no room (other threads freed meanwhile): the
- * caller unmaps it.
- */
-static bool put_retained(struct retained r)
-{
-	int i = nr_retained;
-
-	if (nr_retained == HUGE_RETAIN_MAX)
+	if (need < len)
 		return false;
-	while (i > 0 && retained[i - 1].freed_ns > r.freed_ns)
-		i--;
-	put_retained_at(i, r);
-	return true;
-}
-
-static void put_back(const struct retained *r, int n)
-{
-	struct retained drop[HUGE_RETAIN_MAX];
-	int nd = 0;
-
-	if (!n)
-		return;
-	kmem_lock(&huge_lock);
-	for (int i = 0; i < n; i++)
-		if (r[i].len && !put_retained(r[i]))
-			drop[nd++] = r[i];
-	kmem_unlock(&huge_lock);
-	unmap_all(drop, nd);
-}
-
-/*
- * A block of @len bytes made of the retained mappings @pc[0..@n-1]
- * (biggest first, together @len or more bytes, or all there are), moved
- * with mremap() into one reservation of fresh memory: its pages come
- * along, resident, and only what they do not cover is faulted in.  Each
- * lands at an address that is its own modulo 2 MiB (the gap before it,
- * under 2 MiB, stays fresh): the kernel then moves whole page tables (a
- * pointer each 2 MiB, or the 2 MiB page itself) instead of every entry,
- * and the pages stay mapped where the MMU (and, in a virtual machine, the
- * host's shadow of the page tables) already knows them.  Moved entry by
- * entry, a 20 MiB block took 0.8-6.7 ms to move and its next touch a page
- * 13-88 ms (0.15 unmoved); moved by page tables, 0.25 and 7.8 ms; 16 MiB
- * in 2 MiB pages, 0.13-0.32 and 0.07-0.17 ms.  (Populating the moved
- * pages at once, MADV_POPULATE_WRITE, was tried: 1.1-1.35x the CPU time
- * of blocks of 5-25 MiB replaced at random.)  @zero: clear what they
- * held.  A piece that does not move (one made of two mappings that the
- * kernel keeps as two areas) leaves fresh memory in its place and goes
- * back to the retained ones, as does the rest of the last one used.
- * 0 if there is no room for the reservation (ulimit -v).
- */
-static uintptr_t assemble(struct retained *pc, int n, size_t len, bool zero)
-{
-	size_t rlen = len + PMD_BYTES - HUGE_PAGE;
-	char *res = mmap(NULL, rlen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (res == MAP_FAILED)
-		return 0;
-	char *dst = res + ((pc[0].map - (uintptr_t)res) & (PMD_BYTES - 1));
-	if (dst > res)
-		munmap(res, (size_t)(dst - res));
-	if (dst + len < res + rlen)
-		munmap(dst + len, (size_t)(res + rlen - (dst + len)));
-	if (thp_on())
-		madvise(dst, len, MADV_HUGEPAGE);
-	size_t pos = 0;
-	for (int i = 0; i < n; i++) {
-		if (i)
-			pos += (pc[i].map - ((uintptr_t)dst + pos)) & (PMD_BYTES - 1);
-		if (pos >= len)
-			break;
-		size_t take = pc[i].len < len - pos ? pc[i].len : len - pos;
-		if (mremap((void *)pc[i].map, take, take, MREMAP_MAYMOVE | MREMAP_FIXED,
-			   dst + pos) == MAP_FAILED)
+	/*
+	 * The room around the block is address space kept for others
+	 * (MAP_NORESERVE: not counted against overcommit); the block itself
+	 * is, so that the kernel refuses what it could never give (1 TiB).
+	 */
+	for (int i = room ? 0 : 1; i < 2; i++) {
+		size_t want = i ? need : HUGE_ARENA;
+		size_t size = (want + PMD_BYTES - 1) & ~(PMD_BYTES - 1), map_len = size + PMD_BYTES - HUGE_PAGE;
+		int flags = MAP_PRIVATE | MAP_ANONYMOUS | (i ? 0 : MAP_NORESERVE);
+		if (size < want || map_len < size)
+			return false;
+		char *map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, flags, -1, 0);
+		/* Under ulimit -v: room from kmem's reservation for memory not yet online, then again. */
+		if (map == MAP_FAILED && errno == ENOMEM && i == 1 && mm_give_back_reserve(map_len))
+			map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (map == MAP_FAILED)
 			continue;
-		if (zero)
-			memset(dst + pos, 0, take);
-		pc[i].map += take;
-		pc[i].len -= take;
-		pos += take;
-	}
-	put_back(pc, n);
-	return (uintptr_t)dst;
-}
-
-/*
- * A mapping of @len bytes from the retained ones, 0 if none; @zero: what
- * it held is cleared (the rest reads as zeroes).  The first @len bytes of
- * the smallest retained mapping that has that many; the rest of it stays
- * retained, as a mapping of its own, so that the block can grow into it
- * (huge_realloc()).  Its pages are resident: no mmap and no page fault.
- * (Only mappings at most a quarter bigger were taken, cut to size: a
- * buffer that grows past 4 MiB by halves faulted every page in again each
- * time, 13x glibc's time.)  With none big enough, the biggest grows to
- * @len in place with mremap() if the addresses after it are free; else
- * the biggest ones, enough of them to cover @len, are moved into one block
- * (assemble()): blocks of 5-25 MiB replaced at random (twenty live, 64
- * MiB retained) faulted 82 MiB in 40 replacements growing only the biggest
- * one, 54-63 MiB taking them all (in 4 KiB pages).  Pieces under 2 MiB are left: each would
- * cost a fresh gap about as big as itself.
- */
-static uintptr_t reuse_retained(size_t len, bool zero)
-{
-	struct retained old[HUGE_RETAIN_MAX + 1], pc[HUGE_RETAIN_MAX];
-	int best = -1, n = 0;
-	size_t got = 0;
-
-	kmem_lock(&huge_lock);
-	int nold = expire_retained(os_now_ns(), 0, old);
-	for (int i = 0; i < nr_retained; i++)
-		if (retained[i].len >= len && (best < 0 || retained[i].len < retained[best].len))
-			best = i;
-	struct retained r = { 0 };
-	if (best >= 0) {
-		r = take_retained(best);
-		if (r.len > len)
-			put_retained_at(best, (struct retained){ r.map + len, r.len - len, r.freed_ns });
-	} else {
-		/*
-		 * Several only with 2 MiB pages: in 4 KiB pages each moved
-		 * page's first touch traps (1-5 us), and blocks of 5-25 MiB
-		 * replaced at random, though they faulted 23% fewer pages,
-		 * took as long, and bench_big_blocks mix 1.0-1.35x.
-		 */
-		bool several = thp_on();
-		while (nr_retained && got < len && (several || !n)) {
-			int big = 0;
-			for (int i = 1; i < nr_retained; i++)
-				if (retained[i].len > retained[big].len)
-					big = i;
-			if (n && retained[big].len < PMD_BYTES)
-				break;
-			pc[n] = take_retained(big);
-			got += pc[n++].len;
+		char *base = (char *)(((uintptr_t)map + PMD_BYTES - 1) & ~(PMD_BYTES - 1));
+		if (base > map)
+			munmap(map, (size_t)(base - map));
+		if (base + size < map + map_len)
+			munmap(base + size, (size_t)(map + map_len - (base + size)));
+		if (!hheap_add_arena((uintptr_t)base, size)) {
+			munmap(base, size);
+			return false;
 		}
-	}
-	kmem_unlock(&huge_lock);
-	unmap_all(old, nold);
-	if (best >= 0) {
-		if (zero)
-			memset((void *)r.map, 0, len);
-		return r.map;
-	}
-	if (!n)
-		return 0;
-	/* In place: the addresses after the biggest are free. */
-	void *q = mremap((void *)pc[0].map, pc[0].len, len, 0);
-	if (q != MAP_FAILED) {
-		if (zero)
-			memset(q, 0, pc[0].len);
-		put_back(pc + 1, n - 1);
-		return (uintptr_t)q;
-	}
-	uintptr_t m = assemble(pc, n, len, zero);
-	if (m)
-		return m;
-	/* No room for a reservation: the biggest moves wherever mremap() puts it. */
-	put_back(pc + 1, n - 1);
-	q = mremap((void *)pc[0].map, pc[0].len, len, MREMAP_MAYMOVE);
-	if (q == MAP_FAILED) {
-		munmap((void *)pc[0].map, pc[0].len);
-		return 0;
-	}
-	if (zero)
-		memset(q, 0, pc[0].len);
-	return (uintptr_t)q;
-}
-
-/*
- * Grow @e's mapping in place to @len bytes with the retained mapping right
- * after it, if there is one big enough (cut again if bigger); huge_lock
- * held.  True if it did.
- */
-static bool grow_into_retained(struct huge_entry *e, size_t len)
-{
-	uintptr_t end = e->map + e->map_len;
-	size_t more = len - e->map_len;
-
-	for (int i = 0; i < nr_retained; i++) {
-		if (retained[i].map != end || retained[i].len < more)
-			continue;
-		struct retained r = take_retained(i);
-		if (r.len > more)
-			put_retained_at(i, (struct retained){ r.map + more, r.len - more, r.freed_ns });
-		huge_bytes += more;
-		e->map_len = len;
-		e->size = len;
 		return true;
 	}
 	return false;
+}
+
+/* Clear what @t's block held (the rest reads as zeroes); no lock needed. */
+static void clear_dirty(const struct hheap_take *t, size_t len)
+{
+	if (t->nr_dirty < 0) {
+		memset((void *)t->addr, 0, len);
+		return;
+	}
+	for (int i = 0; i < t->nr_dirty; i++)
+		memset((void *)t->dirty_at[i].start, 0, t->dirty_at[i].len);
+}
+
+/* @len bytes at @phase modulo @align from the arenas, a new one if none has room; huge_lock held. */
+static bool take(size_t len, size_t align, size_t phase, struct hheap_take *t)
+{
+	if (thp_on())
+		hheap_thp_all();
+	if (hheap_take(len, align, phase, t))
+		return true;
+	if (!add_arena(len, align))
+		return false;
+	if (thp_on())
+		hheap_thp_all();
+	return hheap_take(len, align, phase, t);
 }
 
 void *huge_alloc(size_t size, size_t align, bool zero)
@@ -501,80 +355,45 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 	if (!size)
 		size = 1;
 	size_t len = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	if (len < size || len + align < len)
+	if (len < size || len + align < len || len + PMD_BYTES < len)
 		return NULL;
-	bool thp = len >= PMD_BYTES && align < PMD_BYTES && thp_on();
-	size_t map_align = thp ? PMD_BYTES : align;
-	size_t map_len = map_align > HUGE_PAGE ? len + map_align - HUGE_PAGE : len;
-	if (charging()) {
-		kmem_lock(&huge_lock);
-		bool ok = charge_more(len);
-		kmem_unlock(&huge_lock);
-		if (!ok) {
-			/*
-			 * The retained mappings hold part of the charge, and the
-			 * caches' barns and empty slabs hold pages: give them up
-			 * (as direct reclaim runs the shrinkers), then again.
-			 */
-			malloc_trim_all();
-			kmem_lock(&huge_lock);
-			ok = charge_more(len);
-			if (!ok)
-				uncharge_excess();
-			kmem_unlock(&huge_lock);
-			if (!ok)
-				return NULL;
-		}
-	}
+	/* With 2 MiB pages, on a 2 MiB boundary: the block's first pages can be huge ones too. */
+	if (len >= PMD_BYTES && align < PMD_BYTES && thp_on())
+		align = PMD_BYTES;
 	int saved_errno = errno;
+	struct hheap_take t;
+	kmem_lock(&huge_lock);
+	bool ok = charge_more(len);
+	if (!ok) {
+		/*
+		 * The freed memory kept resident holds part of the charge, and
+		 * the caches' barns and empty slabs hold pages: give them up
+		 * (as direct reclaim runs the shrinkers), then again.
+		 */
+		kmem_unlock(&huge_lock);
+		malloc_trim_all();
+		kmem_lock(&huge_lock);
+		ok = charge_more(len);
+	}
+	/* The entry and the ranges a take splits off must go in without failing after it. */
+	ok = ok && !reserve_slot() && hheap_reserve() && take(len, align, 0, &t);
+	if (ok) {
+		struct huge_entry e = { .addr = t.addr, .size = len };
+		insert(&e);
+	}
+	uncharge_excess();	/* reused memory was charged already; or nothing taken */
+	kmem_unlock(&huge_lock);
+	if (!ok)
+		return NULL;
+	errno = saved_errno;	/* a failed first try must not show on success */
 	/*
-	 * A fresh mapping reads as zeroes; a retained one holds what was
+	 * Fresh memory reads as zeroes; a freed block's holds what was
 	 * written, and calloc() clears it: writing resident pages costs a
 	 * fraction of faulting fresh ones in (each fault also clears a page).
 	 */
-	char *map = align == HUGE_PAGE ? (char *)reuse_retained(len, zero) : NULL;
-	if (map) {
-		map_len = len;		/* as it is: no alignment to cut */
-		map_align = HUGE_PAGE;
-	}
-	if (!map)
-		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	/*
-	 * Under ulimit -v: room from kmem's reservation for memory not yet
-	 * online, then again.
-	 */
-	if (map == MAP_FAILED && errno == ENOMEM && mm_give_back_reserve(map_len))
-		map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED) {
-		kmem_lock(&huge_lock);
-		uncharge_excess();
-		kmem_unlock(&huge_lock);
-		return NULL;
-	}
-	errno = saved_errno;	/* a failed first try must not show on success */
-	uintptr_t addr = ((uintptr_t)map + map_align - 1) & ~(uintptr_t)(map_align - 1);
-	if (map_len > len) {
-		/* Keep only the aligned part. */
-		size_t head = addr - (uintptr_t)map, tail = map_len - head - len;
-		if (head)
-			munmap(map, head);
-		if (tail)
-			munmap((char *)addr + len, tail);
-		map = (char *)addr;
-		map_len = len;
-		if (thp)
-			madvise(map, len, MADV_HUGEPAGE);
-	}
-	struct huge_entry e = { .addr = addr, .map = (uintptr_t)map, .map_len = map_len, .size = len };
-	kmem_lock(&huge_lock);
-	int rc = insert(&e);
-	uncharge_excess();	/* a reused retained mapping was charged already */
-	kmem_unlock(&huge_lock);
-	if (rc) {
-		munmap(map, map_len);
-		return NULL;
-	}
-	return (void *)addr;
+	if (zero)
+		clear_dirty(&t, len);
+	return (void *)t.addr;
 }
 
 bool huge_free(void *p)
@@ -585,85 +404,53 @@ bool huge_free(void *p)
 		kmem_unlock(&huge_lock);
 		return false;
 	}
-	struct huge_entry copy = *e;
+	size_t len = e->size;
 	remove_entry(e);
 	__atomic_store_n(&huge_freed, true, __ATOMIC_RELAXED);
-	struct retained old[HUGE_RETAIN_MAX + 1];
-	int n = 0;
-	/* Plain mappings only: an aligned one would not fit an unaligned request's reuse. */
-	if (copy.map == copy.addr && copy.map_len <= retain_budget() / 2) {
-		unsigned long long now = os_now_ns();
-		struct retained r = { copy.map, copy.map_len, now };
-		/*
-		 * Joined with a retained neighbour (a piece cut from the same
-		 * mapping): the next bigger block fits again, where two pieces
-		 * would each be too small for it.
-		 */
-		for (int i = 0; i < nr_retained; i++) {
-			if (retained[i].map + retained[i].len == r.map ||
-			    r.map + r.len == retained[i].map) {
-				struct retained nb = take_retained(i);
-				r.map = nb.map < r.map ? nb.map : r.map;
-				r.len += nb.len;
-				i = -1;
-			}
-		}
-		if (r.len > retain_budget() / 2) {
-			old[n++] = r;
-		} else {
-			n = expire_retained(now, r.len, old);
-			retained[nr_retained++] = r;
-			retained_bytes += r.len;
-		}
-	} else {
-		old[n++] = (struct retained){ copy.map, copy.map_len, 0 };
+	hheap_reserve();
+	if (!hheap_put((uintptr_t)p, len, true, os_now_ns())) {
+		/* No memory to record it: its pages at least go back. */
+		madvise(p, len, MADV_DONTNEED);
+		pr_warn("free(%p): no memory to record a freed block of %zu bytes; its addresses are lost\n",
+			p, len);
 	}
-	uncharge_excess();
+	release();
 	kmem_unlock(&huge_lock);
-	unmap_all(old, n);
 	return true;
 }
 
 void huge_expire(void)
 {
-	struct retained old[HUGE_RETAIN_MAX + 1];
-
 	kmem_lock(&huge_lock);
-	int n = expire_retained(os_now_ns(), 0, old);
-	uncharge_excess();
+	hheap_reserve();
+	release();
 	kmem_unlock(&huge_lock);
-	unmap_all(old, n);
 }
 
 void huge_trim(void)
 {
-	struct retained old[HUGE_RETAIN_MAX];
-	int n = 0;
-
 	kmem_lock(&huge_lock);
-	while (nr_retained)
-		old[n++] = take_retained(0);
+	hheap_reserve();
+	hheap_release(~0ull, 0);
 	uncharge_excess();
 	kmem_unlock(&huge_lock);
-	unmap_all(old, n);
 }
 
 enum huge_where huge_where(const void *p, void **startp)
 {
-	uintptr_t a = (uintptr_t)p;
+	uintptr_t a = (uintptr_t)p, start;
 	enum huge_where where = HUGE_NONE;
 
 	kmem_lock(&huge_lock);
 	for (size_t j = 0; j < capacity && where == HUGE_NONE; j++)
-		if (table[j].addr > 1 && a - table[j].map < table[j].map_len) {
+		if (table[j].addr > 1 && a - table[j].addr < table[j].size) {
 			*startp = (void *)table[j].addr;
 			where = HUGE_INSIDE;
 		}
-	for (int i = 0; i < nr_retained && where == HUGE_NONE; i++)
-		if (a - retained[i].map < retained[i].len) {
-			*startp = (void *)retained[i].map;
-			where = HUGE_FREED;
-		}
+	if (where == HUGE_NONE && hheap_freed(a, &start)) {
+		*startp = (void *)start;
+		where = HUGE_FREED;
+	}
 	kmem_unlock(&huge_lock);
 	return where;
 }
@@ -677,47 +464,81 @@ size_t huge_usable_size(const void *p)
 	return size;
 }
 
+/*
+ * A block that must move is copied, as tcmalloc and jemalloc copy theirs:
+ * mremap() would leave each move two more areas in the kernel's list
+ * (vm.max_map_count), and in a virtual machine a moved page's next touch
+ * traps to the hypervisor (1-5 us a 4 KiB page, where copying one costs
+ * 0.2-0.5).  From HUGE_MOVE_MIN on the copy costs more than that:
+ * those move (MREMAP_DONTUNMAP leaves their old addresses mapped, empty),
+ * to an address that is theirs modulo 2 MiB, so that the kernel moves
+ * whole page tables.
+ */
+#define HUGE_MOVE_MIN	(64ul << 20)
+
 void *huge_realloc(void *p, size_t size)
 {
 	size_t len = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	struct hheap_take t;
 
+	if (len < size || len + PMD_BYTES < len)
+		return NULL;
 	kmem_lock(&huge_lock);
 	struct huge_entry *e = lookup((uintptr_t)p);
-	/*
-	 * Aligned ones are not moved by mremap.  And the moved block's entry
-	 * must go in without a rehash that could fail after the mremap.
-	 */
-	if (!e || e->map != e->addr || reserve_slot()) {
+	if (!e) {
+		kmem_unlock(&huge_lock);
+		return NULL;
+	}
+	size_t old = e->size;
+	if (len <= old) {
+		/* The tail goes back as a freed block's would. */
+		if (len < old && hheap_reserve() &&
+		    hheap_put((uintptr_t)p + len, old - len, true, os_now_ns())) {
+			e->size = len;
+			huge_bytes -= old - len;
+			release();
+		}
+		kmem_unlock(&huge_lock);
+		return p;
+	}
+	/* The new entry must go in without a rehash that could fail after the move. */
+	if (reserve_slot() || !hheap_reserve() || !charge_more(len - old)) {
+		uncharge_excess();
 		kmem_unlock(&huge_lock);
 		return NULL;
 	}
 	e = lookup((uintptr_t)p);	/* a rehash moved it */
-	if (len > e->map_len && !charge_more(len - e->map_len)) {
-		uncharge_excess();
-		kmem_unlock(&huge_lock);
-		return NULL;
-	}
-	if (len > e->map_len && grow_into_retained(e, len)) {
+	if (hheap_take_after((uintptr_t)p + old, len - old, &t)) {
+		e->size = len;
+		huge_bytes += len - old;
 		uncharge_excess();
 		kmem_unlock(&huge_lock);
 		return p;
 	}
-	int saved_errno = errno;
-	void *q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
-	if (q == MAP_FAILED && errno == ENOMEM && len > e->map_len && mm_give_back_reserve(len))
-		q = mremap((void *)e->map, e->map_len, len, MREMAP_MAYMOVE);
-	errno = saved_errno;	/* on failure realloc() sets it, or copies the block */
-	if (q == MAP_FAILED) {
+	bool ok = take(len, PMD_BYTES, (uintptr_t)p & (PMD_BYTES - 1), &t);
+	if (ok) {
+		struct huge_entry n = { .addr = t.addr, .size = len };
+		insert(&n);	/* room made above; the old entry stays until the move is done */
+	}
+	kmem_unlock(&huge_lock);
+	if (!ok) {
+		kmem_lock(&huge_lock);
 		uncharge_excess();
 		kmem_unlock(&huge_lock);
 		return NULL;
 	}
-	remove_entry(e);
-	struct huge_entry n = { .addr = (uintptr_t)q, .map = (uintptr_t)q, .map_len = len, .size = len };
-	insert(&n);	/* reserve_slot() made room: cannot fail */
-	uncharge_excess();	/* shrunk: the pool gives back the difference */
+	bool moved = old >= HUGE_MOVE_MIN &&
+		     mremap(p, old, old, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+			    (void *)t.addr) != MAP_FAILED;
+	if (!moved)
+		memcpy((void *)t.addr, p, old);
+	kmem_lock(&huge_lock);
+	remove_entry(lookup((uintptr_t)p));
+	/* Moved: its old addresses read as zeroes.  hheap_reserve() made room. */
+	hheap_put((uintptr_t)p, old, !moved, os_now_ns());
+	release();
 	kmem_unlock(&huge_lock);
-	return q;
+	return (void *)t.addr;
 }
 
 void huge_stats(size_t *nr, size_t *bytes)
