@@ -71,7 +71,6 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 	} else {
 		if (kmem_boot())
 			return NULL;
-		/* Fresh mappings arrive zeroed: __GFP_ZERO takes no retained one. */
 		p = huge_alloc(size, 0, gfp & __GFP_ZERO);
 	}
 out:
@@ -122,8 +121,8 @@ static bool huge_bad_pointer(const char *func, const void *p)
 			  func, p, (size_t)((const char *)p - (char *)start), start);
 		return true;
 	case HUGE_FREED:
-		kmem_warn("malloc/huge.c", "%s(%p): pointer into a block that was freed (the mapping at %p, "
-			  "kept for reuse): double free or use after free; nothing done\n", func, p, start);
+		kmem_warn("malloc/huge.c", "%s(%p): pointer into a block that was freed (the free range at %p): "
+			  "double free or use after free; nothing done\n", func, p, start);
 		return true;
 	default:
 		return false;

@@ -15,7 +15,7 @@
  * ours.  It wakes every malloc.reap_ms; once the page allocator has seen
  * no allocation and no free for a whole period, the program is idle: it
  * trims once, as malloc_trim() does (the caches' barns and empty slabs go
- * back, then every free page and the huge mappings kept for reuse), and
+ * back, then every free page and the freed huge blocks kept resident), and
  * exits.  So a program that has joined its threads is single-threaded
  * again a period or two later (unshare(CLONE_NEWUSER) needs that), holds
  * no thread slot of ours for long, and an idle program is not woken up
