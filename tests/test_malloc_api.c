@@ -1078,6 +1078,50 @@ KTEST(realloc_growing_past_4mib_reuses_its_pages)
 			faults[2]);
 }
 
+/*
+ * A block that cannot grow where it is (a live block right after it)
+ * moves: copied below 64 MiB, its pages moved with mremap() from there on;
+ * either way with its bytes, and its old range free for the next block.
+ */
+KTEST(realloc_moves_a_boxed_in_big_block)
+{
+	static const size_t sizes[] = { 8 * MiB, 64 * MiB };
+
+	malloc_trim(0);
+	for (int k = 0; k < 2; k++) {
+		size_t n = sizes[k];
+		unsigned char *a = k_malloc(n), *b = k_malloc(8 * MiB);
+		KT_ASSERT(a && b);
+		for (size_t o = 0; o < n; o += 4096)
+			a[o] = (unsigned char)(o >> 12);
+		memset(b, 0x5b, 8 * MiB);
+		unsigned char *c = k_realloc(a, n + n / 2);
+		KT_ASSERT(c != NULL);
+		KT_EXPECT(k_usable(c) >= n + n / 2);
+		for (size_t o = 0; o < n; o += 4096)
+			if (c[o] != (unsigned char)(o >> 12)) {
+				KT_FAIL("realloc(%zu MiB -> %zu MiB): byte %zu lost", n >> 20, (n + n / 2) >> 20, o);
+				break;
+			}
+		memset(c + n, 1, n / 2);
+		for (size_t o = 0; o < 8 * MiB; o += 4096)
+			if (b[o] != 0x5b) {
+				KT_FAIL("the block after a moved one changed at %zu", o);
+				break;
+			}
+		if (c != a) {
+			/* The old range is free: a block of its size fits there again. */
+			unsigned char *d = k_calloc(n, 1);
+			KT_ASSERT(d != NULL);
+			KT_EXPECT(d[0] == 0 && d[n - 1] == 0 && d[n / 2] == 0);
+			k_free(d);
+		}
+		k_free(c);
+		k_free(b);
+		malloc_trim(0);
+	}
+}
+
 KTEST(impossible_sizes)
 {
 	static const size_t sizes[] = { SIZE_MAX, SIZE_MAX - 4096, SIZE_MAX / 2 + 1, (size_t)1 << 50,

@@ -380,6 +380,7 @@ void *huge_alloc(size_t size, size_t align, bool zero)
 	if (ok) {
 		struct huge_entry e = { .addr = t.addr, .size = len };
 		insert(&e);
+		release();	/* what was kept too long */
 	}
 	uncharge_excess();	/* reused memory was charged already; or nothing taken */
 	kmem_unlock(&huge_lock);
