@@ -42,18 +42,25 @@ static size_t nr_huge, huge_bytes;	/* live blocks; huge_lock */
 
 /*
  * The budget in bytes, saturating (huge_retain_mb << 20 wraps past 2^44);
- * huge_lock held.  Half of what live blocks hold, if more: a program that
- * replaces big blocks at random leaves free ranges between them, and a
- * block that fits none of them takes fresh memory.  Blocks of 5-25 MiB
- * (300 MiB live) replaced at random faulted 70 k pages in 40 replacements
- * with 64 MiB kept, 46 k with 96, 33.5 k with 128 MiB or more (tcmalloc,
- * which keeps all: 33.5 k), and peaked at 378, 400 and 415 MB (tcmalloc 420).
+ * huge_lock held.  Four times what live blocks hold, if more: a program
+ * that replaces big blocks at random leaves free ranges between them, and
+ * a block that fits none of them takes fresh memory, each page a fault.
+ * Blocks of 5-25 MiB (300 MiB live) replaced at random faulted 70 k pages
+ * in 40 replacements with 64 MiB kept, 46 k with 96, 33.5 k with 128 MiB
+ * or more (tcmalloc, which keeps all: 33.5 k), and peaked at 378, 400 and
+ * 415 MB (tcmalloc 420).  bench_big_blocks mix (blocks to 20 MiB, aligned
+ * ones, reallocs): 1.78 M faults and 33 s with 64 MiB, 0.74 M and 14 s
+ * with 128, 1.06 M with 1x the live bytes, 0.36 M with 2x, 0.17 M and 4.0
+ * s with 4x (tcmalloc 0.15 M, 4.6 s), 0.15 M with all kept; peak RSS
+ * 401-438 MB in all of them (tcmalloc 462).  As the live blocks go, so
+ * does the budget: a program that frees them all keeps the floor.
  */
 static size_t retain_budget(void)
 {
 	size_t floor = huge_retain_mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)huge_retain_mb << 20;
+	size_t live = huge_bytes > SIZE_MAX / 4 ? SIZE_MAX : huge_bytes * 4;
 
-	return floor && huge_bytes / 2 > floor ? huge_bytes / 2 : floor;
+	return floor && live > floor ? live : floor;
 }
 
 /*
