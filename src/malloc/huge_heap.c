@@ -181,7 +181,8 @@ bool hheap_take(size_t len, size_t align, size_t phase, struct hheap_take *t)
 			;
 		uintptr_t rs = spans[i].start, re = span_end(&spans[j]);
 		uintptr_t a = rs + ((phase - rs) & (align - 1));
-		if (a + len <= re && a >= rs && re - rs < best_len) {
+		/* Not a + len <= re: a length near SIZE_MAX wraps that round to "fits". */
+		if (a >= rs && a <= re && len <= re - a && re - rs < best_len) {
 			best = i;
 			best_len = re - rs;
 			best_at = a;
