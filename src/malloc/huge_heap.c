@@ -254,13 +254,13 @@ void hheap_thp_all(void)
  */
 static void clean(size_t i, size_t bytes)
 {
+	/* Room for the split first: growing the array moves the spans. */
+	if (bytes < spans[i].len && nr_spans == cap_spans && !hheap_reserve())
+		bytes = spans[i].len;	/* no room for the split: all of it */
+
 	struct span *s = &spans[i];
 	uintptr_t at = span_end(s) - bytes;
 
-	if (bytes < s->len && nr_spans == cap_spans && !hheap_reserve()) {
-		bytes = s->len;		/* no room for the split: all of it */
-		at = s->start;
-	}
 	madvise((void *)at, bytes, MADV_DONTNEED);
 	dirty_bytes -= bytes;
 	if (bytes == s->len) {
