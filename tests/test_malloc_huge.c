@@ -508,6 +508,47 @@ KTEST(absurd_sizes_and_alignments_fail_cleanly)
 	KT_EXPECT(mi.hblks == 0 && mi.hblkhd == 0);
 }
 
+/* ---- mem=: the charge pool ------------------------------------------ */
+
+/*
+ * With memory fixed (mem=), what blocks over 4 MiB and the freed memory kept
+ * resident hold is taken out of the buddy allocator (the charge pool), and
+ * mallinfo2().fordblks is the buddy allocator's free memory.  A realloc()
+ * that must move a block holds the old and the new block at once, and the
+ * old one's memory stays, kept for reuse: the pool covers both.  Run in a
+ * process of its own, booted with mem=256M (charge_main()).
+ */
+static int charge_main(void)
+{
+	k_free(k_malloc(1));		/* boot */
+	size_t before = mallinfo2().fordblks;
+	char *a = k_malloc(20 * MiB), *box = k_malloc(5 * MiB);
+	if (!a || !box) {
+		printf("FAIL: mem=256M: 20 and 5 MiB blocks refused\n");
+		return 1;
+	}
+	memset(a, 1, 20 * MiB);
+	/* Boxed in: box takes the addresses right after a, so a moves (copied: under 64 MiB). */
+	if (box != a + 20 * MiB) {
+		printf("skipped: the 5 MiB block is not right after the 20 MiB one\n");
+		return 77;
+	}
+	char *b = k_realloc(a, 30 * MiB);
+	if (!b || b == a) {
+		printf("FAIL: realloc to 30 MiB: %p (from %p)\n", (void *)b, (void *)a);
+		return 1;
+	}
+	size_t after = mallinfo2().fordblks;
+	/* 30 MiB block, 5 MiB box, the old 20 MiB kept resident for reuse (copied, so dirty). */
+	size_t held = before > after ? before - after : 0;
+	int ok = held >= 54 * MiB;
+	printf("%s: mem=256M, after a 20 -> 30 MiB move: the buddy allocator lost %zu MiB (want >= 55)\n",
+	       ok ? "ok" : "FAIL", held >> 20);
+	k_free(b);
+	k_free(box);
+	return ok ? 0 : 1;
+}
+
 /* ---- harness: re-executed under LD_PRELOAD ------------------------------ */
 
 struct ktest_case ktest_cases[KTEST_MAX];
@@ -541,10 +582,41 @@ static int child_main(void)
 	return failed ? 1 : 0;
 }
 
+/* Run this binary with @mode, under LD_PRELOAD, with KMEM_CMDLINE=@cmdline if given; its exit status. */
+static int run_child(const char *argv0, const char *mode, const char *cmdline)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		if (cmdline)
+			setenv("KMEM_CMDLINE", cmdline, 1);
+		execl("/proc/self/exe", argv0, mode, (char *)NULL);
+		perror("execl /proc/self/exe");
+		_exit(127);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("waitpid");
+		return 1;
+	}
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "FAIL: the preloaded child (%s) died of signal %d\n", mode, WTERMSIG(status));
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	return WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return child_main();
+	if (argc > 1 && !strcmp(argv[1], "--charge"))
+		return charge_main();
 	if (KMEM_TEST_SANITIZED) {
 		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");
 		return 77;
@@ -558,26 +630,13 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	setenv("LD_PRELOAD", so, 1);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return 1;
+	int rc = run_child(argv[0], "--child", NULL);
+	/* The charge pool, booted with mem= (only once: it does not depend on the variant). */
+	const char *cl = getenv("KMEM_CMDLINE");
+	if (!cl || !*cl) {
+		int rc2 = run_child(argv[0], "--charge", "mem=256M");
+		if (rc2 != 0 && rc2 != 77)
+			rc = 1;
 	}
-	if (pid == 0) {
-		execl("/proc/self/exe", argv[0], "--child", (char *)NULL);
-		perror("execl /proc/self/exe");
-		_exit(127);
-	}
-	int status;
-	if (waitpid(pid, &status, 0) != pid) {
-		perror("waitpid");
-		return 1;
-	}
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "FAIL: the preloaded child died of signal %d\n", WTERMSIG(status));
-		printf("0 passed, 1 failed\n");
-		return 1;
-	}
-	return WEXITSTATUS(status);
+	return rc;
 }

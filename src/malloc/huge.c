@@ -523,18 +523,22 @@ void *huge_realloc(void *p, size_t size)
 		kmem_unlock(&huge_lock);
 		return p;
 	}
-	bool ok = take(len, PMD_BYTES, (uintptr_t)p & (PMD_BYTES - 1), &t);
+	/*
+	 * A move holds both blocks until the old one is copied, and the old
+	 * one's memory stays resident (kept for reuse) after: the pool covers
+	 * all of the new one, not just the growth.
+	 */
+	bool ok = charge_more(len) && take(len, PMD_BYTES, (uintptr_t)p & (PMD_BYTES - 1), &t);
 	if (ok) {
 		struct huge_entry n = { .addr = t.addr, .size = len };
 		insert(&n);	/* room made above; the old entry stays until the move is done */
 	}
-	kmem_unlock(&huge_lock);
 	if (!ok) {
-		kmem_lock(&huge_lock);
 		uncharge_excess();
 		kmem_unlock(&huge_lock);
 		return NULL;
 	}
+	kmem_unlock(&huge_lock);
 	bool moved = old >= HUGE_MOVE_MIN &&
 		     mremap(p, old, old, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
 			    (void *)t.addr) != MAP_FAILED;
