@@ -25,12 +25,13 @@
  * page moved with mremap() traps to the hypervisor).  Blocks of 5-25 MiB
  * replaced at random, calloc()ed: each freed block its own mapping, a few
  * kept and grown or joined with mremap(), took 1.84x tcmalloc's time
- * (whose page heap works this way).  At most malloc.huge_retain_mb of
- * freed memory stays resident (the oldest is given back with
- * MADV_DONTNEED, and its addresses stay in the arena, reading as zeroes),
- * none of it longer than HUGE_RETAIN_NS, after which the next allocation
- * or free of such a block, the reaper or malloc_trim() gives it back; an
- * arena left with no block and nothing resident is unmapped.
+ * (whose page heap works this way).  Freed memory stays resident up to a
+ * budget (retain_budget()): the oldest beyond it is given back with
+ * MADV_DONTNEED (its addresses stay in the arena, reading as zeroes), and
+ * so is a free range that no free has joined for HUGE_RETAIN_NS, by the
+ * next allocation or free of such a block or the reaper; malloc_trim()
+ * gives back all of it.  An arena left with no block and nothing
+ * resident is unmapped.
  */
 #define HUGE_RETAIN_NS	1000000000ull
 
@@ -546,8 +547,12 @@ void *huge_realloc(void *p, size_t size)
 		memcpy((void *)t.addr, p, old);
 	kmem_lock(&huge_lock);
 	remove_entry(lookup((uintptr_t)p));
-	/* Moved: its old addresses read as zeroes.  hheap_reserve() made room. */
-	hheap_put((uintptr_t)p, old, !moved, os_now_ns());
+	/* Moved: its old addresses read as zeroes. */
+	if (!hheap_put((uintptr_t)p, old, !moved, os_now_ns())) {
+		madvise(p, old, MADV_DONTNEED);
+		pr_warn("realloc(%p): no memory to record a freed block of %zu bytes; its addresses are lost\n",
+			p, old);
+	}
 	release();
 	kmem_unlock(&huge_lock);
 	return (void *)t.addr;

@@ -302,6 +302,8 @@ void hheap_release(unsigned long long expire_ns, size_t budget)
 		for (size_t i = 0; i < nr_spans; i++)
 			if (spans[i].dirty && (old == SIZE_MAX || spans[i].freed_ns < spans[old].freed_ns))
 				old = i;
+		if (old == SIZE_MAX)	/* the count drifted from the ranges: never seen */
+			break;
 		size_t excess = (dirty_bytes - budget + 4095) & ~(size_t)4095;
 		clean(old, excess < spans[old].len ? excess : spans[old].len);
 	}
