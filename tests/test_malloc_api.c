@@ -34,12 +34,6 @@
 #include "ktest.h"
 #include "lib/kt_util.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define KMEM_TEST_SANITIZED 1
-#else
-#define KMEM_TEST_SANITIZED 0
-#endif
-
 #define KiB (1024UL)
 #define MiB (1024UL * 1024)
 
@@ -2242,18 +2236,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--huge-thp"))
 		return huge_thp_main();
 
-	if (KMEM_TEST_SANITIZED) {
-		printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");
+	const char *so = kt_malloc_so();
+	if (!so)
 		return 77;
-	}
-	const char *bin = getenv("KMEM_BINARY_DIR");
-	char so[4096];
-	snprintf(so, sizeof(so), "%s/lib/libkmem-malloc.so", bin && *bin ? bin : KMEM_SOURCE_DIR "/build");
-	struct stat st;
-	if (stat(so, &st)) {
-		printf("skipped: %s not built\n", so);
-		return 77;
-	}
 
 	setenv("LD_PRELOAD", so, 1);
 	fflush(NULL);

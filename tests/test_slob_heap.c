@@ -90,21 +90,22 @@ static int model_body(int start, int end)
  * Every byte of every free run past its encoding is poison (the byte
  * written and not reported yet excepted): -1, or the first byte that is not.
  */
+/* The next free run at or after unit *@u: [*@u, *@end); false past the page. */
+static bool model_next_run(struct model *m, int *u, int *end)
+{
+	while (*u < NR_UNITS && m->owner[*u])
+		(*u)++;
+	for (*end = *u; *end < NR_UNITS && !m->owner[*end]; (*end)++)
+		;
+	return *u < NR_UNITS;
+}
+
 static long model_poison_bad(struct model *m)
 {
-	for (int u = 0; u < NR_UNITS;) {
-		if (m->owner[u]) {
-			u++;
-			continue;
-		}
-		int end = u;
-		while (end < NR_UNITS && !m->owner[end])
-			end++;
+	for (int u = 0, end; model_next_run(m, &u, &end); u = end)
 		for (long i = model_body(u, end); i < 2L * end; i++)
 			if ((unsigned char)m->base[i] != SLOB_POISON_FREE && (unsigned char *)m->base + i != m->written)
 				return i;
-		u = end;
-	}
 	return -1;
 }
 
@@ -127,18 +128,9 @@ static void model_write_after_free(struct model *m, uint64_t *rng)
 {
 	int runs[NR_UNITS][2], n = 0;
 
-	for (int u = 0; u < NR_UNITS;) {
-		if (m->owner[u]) {
-			u++;
-			continue;
-		}
-		int end = u;
-		while (end < NR_UNITS && !m->owner[end])
-			end++;
+	for (int u = 0, end; model_next_run(m, &u, &end); u = end)
 		if (model_body(u, end) < 2 * end)
 			runs[n][0] = u, runs[n++][1] = end;
-		u = end;
-	}
 	if (!n)
 		return;
 	int r = (int)slab_rnd_below(rng, (unsigned int)n), lo = model_body(runs[r][0], runs[r][1]);
@@ -149,21 +141,13 @@ static void model_write_after_free(struct model *m, uint64_t *rng)
 /* The first free run where a block of @units fits at @align/@off, or -1. */
 static long model_first_fit(struct model *m, int units, size_t align, size_t off)
 {
-	for (int u = 0; u < NR_UNITS;) {
-		if (m->owner[u]) {
-			u++;
-			continue;
-		}
-		int end = u;
-		while (end < NR_UNITS && !m->owner[end])
-			end++;
+	for (int u = 0, end; model_next_run(m, &u, &end); u = end) {
 		uintptr_t a = (uintptr_t)(m->base + 2 * u);
 		if (align > SLOB_UNIT)
 			a = ((a + off + align - 1) & ~(uintptr_t)(align - 1)) - off;
 		long start = (long)(a - (uintptr_t)m->base) / 2;
 		if (start + units <= end)
 			return start;
-		u = end;
 	}
 	return -1;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <kmem.h>
@@ -208,4 +209,22 @@ long kt_proc_status_kb(const char *key)
 		}
 	fclose(f);
 	return kb;
+}
+
+const char *kt_malloc_so(void)
+{
+	static char so[4096];
+	const char *bin = getenv("KMEM_BINARY_DIR");
+	struct stat st;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	printf("skipped: sanitizer build (LD_PRELOAD of libkmem-malloc.so cannot work)\n");
+	return NULL;
+#endif
+	snprintf(so, sizeof(so), "%s/lib/libkmem-malloc.so", bin && *bin ? bin : KMEM_SOURCE_DIR "/build");
+	if (stat(so, &st)) {
+		printf("skipped: %s not built\n", so);
+		return NULL;
+	}
+	return so;
 }

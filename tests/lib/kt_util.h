@@ -83,6 +83,13 @@ int kt_line(const char *text, int n, char *buf, size_t size);
 
 /* Resident set size in bytes (from /proc/self/statm). */
 unsigned long kt_rss_bytes(void);
+/*
+ * The built libkmem-malloc.so ($KMEM_BINARY_DIR/lib, or the source tree's
+ * build/), for a test that runs itself again under LD_PRELOAD; NULL, with
+ * the "skipped: ..." line printed (exit 77), in a sanitizer build (the
+ * sanitizer's runtime must come first) or when it is not built.
+ */
+const char *kt_malloc_so(void);
 
 /*
  * Run @fn(@arg) in a forked child: the child starts with a fresh (unbooted)
