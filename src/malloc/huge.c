@@ -137,7 +137,7 @@ static size_t capacity, used, tombstones;
  */
 static bool huge_beyond_mem;
 kmem_param("malloc.huge_beyond_mem", huge_beyond_mem, bool,
-	   "with mem=, let blocks that are mappings of their own go past it (default: bounded)");
+	   "with mem=, let blocks outside the buddy allocator go past it (default: bounded)");
 
 static struct page *charge_pool;	/* chained through buddy_list.next */
 static unsigned long charge_pages;

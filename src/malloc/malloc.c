@@ -65,7 +65,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size, gfp_t gfp, unsig
 		p = __kmalloc_slow(size, gfp);
 	} else if (size <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(size, gfp);
-		/* Memory cannot grow any more (kmem.max_mem, ulimit -v): a mapping of its own. */
+		/* Memory cannot grow any more (kmem.max_mem, ulimit -v): a block from the arenas. */
 		if (unlikely(!p) && !kmem_boot())
 			p = huge_alloc(size, 0, gfp & __GFP_ZERO);
 	} else {
@@ -310,7 +310,7 @@ static __attribute__((always_inline)) inline void *alloc_aligned(size_t align, s
 		p = kmalloc_bucket(roundup_pow_of_two(need), size, MALLOC_GFP);
 	} else if (need <= KMALLOC_MAX_SIZE) {
 		p = __kmalloc_slow(need, MALLOC_GFP);
-		if (!p && !kmem_boot())		/* memory cannot grow: a mapping of its own */
+		if (!p && !kmem_boot())		/* memory cannot grow: a block from the arenas */
 			p = huge_alloc(size, align, false);
 	} else {
 		if (kmem_boot())
