@@ -2241,26 +2241,5 @@ int main(int argc, char **argv)
 		return 77;
 
 	setenv("LD_PRELOAD", so, 1);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (pid == 0) {
-		execl("/proc/self/exe", argv[0], "--child", (char *)NULL);
-		perror("execl /proc/self/exe");
-		_exit(127);
-	}
-	int status;
-	if (waitpid(pid, &status, 0) != pid) {
-		perror("waitpid");
-		return 1;
-	}
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "FAIL: the preloaded child died of signal %d\n", WTERMSIG(status));
-		printf("0 passed, 1 failed\n");
-		return 1;
-	}
-	return WEXITSTATUS(status);
+	return kt_run_self(argv[0], "--child", NULL);
 }

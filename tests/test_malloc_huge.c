@@ -582,35 +582,6 @@ static int child_main(void)
 	return failed ? 1 : 0;
 }
 
-/* Run this binary with @mode, under LD_PRELOAD, with KMEM_CMDLINE=@cmdline if given; its exit status. */
-static int run_child(const char *argv0, const char *mode, const char *cmdline)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (pid == 0) {
-		if (cmdline)
-			setenv("KMEM_CMDLINE", cmdline, 1);
-		execl("/proc/self/exe", argv0, mode, (char *)NULL);
-		perror("execl /proc/self/exe");
-		_exit(127);
-	}
-	int status;
-	if (waitpid(pid, &status, 0) != pid) {
-		perror("waitpid");
-		return 1;
-	}
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "FAIL: the preloaded child (%s) died of signal %d\n", mode, WTERMSIG(status));
-		printf("0 passed, 1 failed\n");
-		return 1;
-	}
-	return WEXITSTATUS(status);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--child"))
@@ -621,11 +592,11 @@ int main(int argc, char **argv)
 	if (!so)
 		return 77;
 	setenv("LD_PRELOAD", so, 1);
-	int rc = run_child(argv[0], "--child", NULL);
+	int rc = kt_run_self(argv[0], "--child", NULL);
 	/* The charge pool, booted with mem= (only once: it does not depend on the variant). */
 	const char *cl = getenv("KMEM_CMDLINE");
 	if (!cl || !*cl) {
-		int rc2 = run_child(argv[0], "--charge", "mem=256M");
+		int rc2 = kt_run_self(argv[0], "--charge", "mem=256M");
 		if (rc2 != 0 && rc2 != 77)
 			rc = 1;
 	}

@@ -73,6 +73,23 @@ static int alloc_avoiding(struct kmem_cache *s, void **p, unsigned int n, const 
 	return 1;
 }
 
+/* An object of @s (*@xp) and the slab it is in; NULL on failure. */
+static struct slab *first_object(struct kmem_cache *s, char **xp)
+{
+	*xp = kmem_cache_alloc(s, GFP);
+	return *xp ? virt_to_slab(*xp) : NULL;
+}
+
+/* Free @p[0..@n) and @x; the cache must validate, then goes. */
+static void free_all_and_destroy(struct kmem_cache *s, void **p, unsigned int n, void *x)
+{
+	for (unsigned int i = 0; i < n; i++)
+		kfree(p[i]);
+	kfree(x);
+	KT_EXPECT(slub_validate(s) == 0);
+	kmem_cache_destroy(s);
+}
+
 KTEST(tail_past_the_last_object_is_not_an_object)
 {
 	enum { N = 600 };
@@ -81,9 +98,8 @@ KTEST(tail_past_the_last_object_is_not_an_object)
 	struct kmem_cache *s = word_cache("fw_tail", 96);
 	if (!s)
 		return;
-	char *x = kmem_cache_alloc(s, GFP);
-	KT_ASSERT(x);
-	struct slab *slab = virt_to_slab(x);
+	char *x;
+	struct slab *slab = first_object(s, &x);
 	KT_ASSERT(slab);
 	uintptr_t end = slab->obj_base + slab->obj_span;
 	uintptr_t slab_end = (uintptr_t)slab_address(slab) + (PAGE_SIZE << compound_order(slab_page(slab)));
@@ -97,11 +113,7 @@ KTEST(tail_past_the_last_object_is_not_an_object)
 	BAD(kfree(tail), "Invalid object pointer");
 	/* Nothing of it was taken: no allocation returns it, the objects stay apart. */
 	KT_ASSERT(alloc_avoiding(s, p, N, tail));
-	for (unsigned int i = 0; i < N; i++)
-		kfree(p[i]);
-	kfree(x);
-	KT_ASSERT_EQ(slub_validate(s), 0);
-	kmem_cache_destroy(s);
+	free_all_and_destroy(s, p, N, x);
 }
 
 KTEST(double_free_into_a_slab_with_no_object_in_use)
@@ -145,9 +157,8 @@ KTEST(free_of_an_object_never_handed_out)
 	struct kmem_cache *s = word_cache("fw_fresh", 128);
 	if (!s)
 		return;
-	char *x = kmem_cache_alloc(s, GFP);
-	KT_ASSERT(x);
-	struct slab *slab = virt_to_slab(x);
+	char *x;
+	struct slab *slab = first_object(s, &x);
 	KT_ASSERT(slab);
 	/* The slab's last object: a first allocation takes a few from the front. */
 	char *y = (char *)(slab->obj_base + slab->obj_span - kmem_cache_size(s));
@@ -159,11 +170,7 @@ KTEST(free_of_an_object_never_handed_out)
 	for (unsigned int i = 0; i < N; i++)
 		seen += p[i] == y;
 	KT_ASSERT(seen <= 1);
-	for (unsigned int i = 0; i < N; i++)
-		kfree(p[i]);
-	kfree(x);
-	KT_ASSERT_EQ(slub_validate(s), 0);
-	kmem_cache_destroy(s);
+	free_all_and_destroy(s, p, N, x);
 }
 
 KTEST(free_pointer_in_the_key_word_takes_the_slab_path)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kmem.h>
@@ -227,4 +228,32 @@ const char *kt_malloc_so(void)
 		return NULL;
 	}
 	return so;
+}
+
+int kt_run_self(const char *argv0, const char *mode, const char *cmdline)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		if (cmdline)
+			setenv("KMEM_CMDLINE", cmdline, 1);
+		execl("/proc/self/exe", argv0, mode, (char *)NULL);
+		perror("execl /proc/self/exe");
+		_exit(127);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("waitpid");
+		return 1;
+	}
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "FAIL: the preloaded child (%s) died of signal %d\n", mode, WTERMSIG(status));
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	return WEXITSTATUS(status);
 }

@@ -90,6 +90,13 @@ unsigned long kt_rss_bytes(void);
  * sanitizer's runtime must come first) or when it is not built.
  */
 const char *kt_malloc_so(void);
+/*
+ * Run this binary again (/proc/self/exe) with the argument @mode, with
+ * KMEM_CMDLINE=@cmdline if not NULL, in the environment as it is (so
+ * under the LD_PRELOAD just set); its exit status, 1 if it died of a
+ * signal (said on stderr, with a "0 passed, 1 failed" line).
+ */
+int kt_run_self(const char *argv0, const char *mode, const char *cmdline);
 
 /*
  * Run @fn(@arg) in a forked child: the child starts with a fresh (unbooted)
